@@ -1,0 +1,27 @@
+# Every dependency comes from Debian packages (scripts/setup.sh installs them); CUDA from the toolkit.
+find_package(Threads REQUIRED)
+find_package(CURL REQUIRED)
+find_package(PkgConfig REQUIRED)
+
+if(K3LAB_HEADER_DEPS_DIR)
+  add_library(k3lab_header_deps INTERFACE)
+  target_include_directories(k3lab_header_deps SYSTEM INTERFACE ${K3LAB_HEADER_DEPS_DIR})
+  target_compile_definitions(k3lab_header_deps INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+  add_library(CLI11::CLI11 ALIAS k3lab_header_deps)
+  add_library(nlohmann_json::nlohmann_json ALIAS k3lab_header_deps)
+  add_library(spdlog::spdlog ALIAS k3lab_header_deps)
+else()
+  find_package(CLI11 REQUIRED)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  find_package(spdlog REQUIRED)
+endif()
+
+pkg_check_modules(PCRE2 IMPORTED_TARGET libpcre2-8)
+find_path(HTTPLIB_INCLUDE_DIR httplib.h)
+find_library(HTTPLIB_LIBRARY NAMES cpp-httplib)
+
+find_package(Torch REQUIRED)
+if(K3LAB_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+find_package(benchmark QUIET)
