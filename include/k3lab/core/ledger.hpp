@@ -1,0 +1,61 @@
+#pragma once
+// The append-only ledger (DESIGN.md section 4): one JSON object per line, one writer per file
+// (file lock), each line in one write(2), a torn last line detected on open, kept as an artifact,
+// cut, and noted. Shards (ledger.<worker>.jsonl) follow the same rules; readers take their union.
+//
+// Record kinds: plan | attempt | result | invalid | failure | note | window.
+// Every record has seq (per file), t (UTC), kind; unit records have unit. Wall-clock measurements
+// belong under "timing" so that determinism checks can ignore them with "t".
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace k3lab::core {
+
+bool is_terminal_kind(const std::string& kind);
+
+class LedgerWriter {
+ public:
+  // Opens (creating if needed) the ledger file of `run_dir` for `worker` ("" -> ledger.jsonl).
+  // Throws if another process holds the lock, or if a complete line is not valid JSON.
+  LedgerWriter(const std::filesystem::path& run_dir, const std::string& worker = "");
+  ~LedgerWriter();
+  LedgerWriter(const LedgerWriter&) = delete;
+  LedgerWriter& operator=(const LedgerWriter&) = delete;
+
+  // Appends one record (seq and t are filled in) and returns it as written. Terminal records are
+  // fsync'ed before returning. On a failed write the file is cut back to its previous length.
+  nlohmann::json append(nlohmann::json record);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::int64_t next_seq() const { return next_seq_; }
+  // Set when the open found and cut a torn last line (the note record has been appended).
+  bool repaired_torn_line() const { return repaired_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  int lock_fd_ = -1;
+  std::int64_t next_seq_ = 0;
+  bool repaired_ = false;
+};
+
+struct LedgerContents {
+  std::vector<nlohmann::json> records;  // every complete record of every shard (file order, shards by name)
+  std::vector<std::string> files;       // the shard files read
+  std::size_t torn_lines = 0;           // incomplete last lines skipped (a writer may be active)
+};
+
+// Reads ledger.jsonl and every ledger.<worker>.jsonl in `run_dir`. Throws on a corrupt complete line.
+LedgerContents read_ledger(const std::filesystem::path& run_dir);
+
+// The unit ids that have a terminal record.
+std::vector<std::string> finished_units(const LedgerContents& ledger);
+
+// A record without "seq", "t" and "timing": what must be identical between two runs of one command.
+nlohmann::json deterministic_part(const nlohmann::json& record);
+
+}  // namespace k3lab::core

@@ -1,0 +1,28 @@
+#pragma once
+// Facts about where a run came from: source revision, build, machine, time, command line.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace k3lab::core {
+
+struct SourceRevision {
+  std::string revision = "unknown";  // git commit of the tree holding the protocols
+  bool dirty = false;                // uncommitted changes present
+};
+
+SourceRevision source_revision(const std::filesystem::path& inside_tree);
+
+// UTC timestamps: ISO 8601 with milliseconds for records, compact for run dir names.
+std::string utc_now_iso();
+std::string utc_now_compact();  // YYYYMMDD-HHMMSS
+
+std::string host_name();
+std::string cpu_model();
+
+// Everything above plus the build's facts, for manifest.json.
+nlohmann::json provenance(const std::filesystem::path& inside_tree, const std::vector<std::string>& argv);
+
+}  // namespace k3lab::core

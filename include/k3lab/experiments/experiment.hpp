@@ -1,0 +1,104 @@
+#pragma once
+// The contract between the generic runner and one experiment module (src/experiments/<id>/).
+// A module enumerates its units deterministically from the resolved parameters (the frozen ledger),
+// runs one unit at a time, and summarises ledger records into a report page. It never writes the
+// ledger's terminal records itself: it returns an outcome and the runner records it.
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/core/schema.hpp"
+#include "k3lab/report/page.hpp"
+
+namespace k3lab::experiments {
+
+struct Unit {
+  std::string id;       // stable, unique, e.g. "mix=shift/trace=seeded-07/policy=unified"
+  nlohmann::json spec;  // coordinates and anything the unit needs, derived from parameters
+};
+
+struct UnitOutcome {
+  enum class Kind { Result, Invalid, Failure };
+  Kind kind = Kind::Result;
+  nlohmann::json data;        // the measurements (deterministic); wall-clock numbers go in `timing`
+  nlohmann::json timing;      // wall-clock measurements, ignored by determinism checks
+  std::string reason;         // Invalid: why the unit is excluded; Failure: its class (e.g. "nan-loss", "oom")
+  std::string detail;         // human-readable explanation
+
+  static UnitOutcome result(nlohmann::json data, nlohmann::json timing = nlohmann::json::object());
+  static UnitOutcome invalid(std::string reason, std::string detail, nlohmann::json data = nlohmann::json::object());
+  static UnitOutcome failure(std::string failure_class, std::string detail,
+                             nlohmann::json data = nlohmann::json::object());
+};
+
+// What a unit may use while it runs.
+struct RunEnv {
+  const core::Protocol& protocol;
+  const nlohmann::json& parameters;  // resolved for the profile
+  std::string profile;
+  std::filesystem::path run_dir;
+  std::filesystem::path artifacts_dir;  // run_dir/artifacts
+  bool frozen = true;
+  nlohmann::json options;  // execution options from the command line (base_url, threads, device...)
+  // Appends a non-terminal record (attempt, note); the runner fills unit/seq/t.
+  std::function<void(const std::string& unit, nlohmann::json record)> note;
+  // Progress inside a long unit (0..1); optional for the module to call.
+  std::function<void(double fraction)> progress;
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+// A verdict over the whole window, checked after each unit (e.g. "more than 5% invalid: stop").
+struct WindowVerdict {
+  bool stop = false;
+  std::string reason;
+  nlohmann::json data;
+};
+
+// Everything a summary may read: the manifest and the ledger (union of shards), nothing live.
+struct RunRecords {
+  nlohmann::json manifest;
+  core::LedgerContents ledger;
+  std::filesystem::path run_dir;
+  // Terminal record per unit id (last one wins if a unit had several, which the runner prevents).
+  std::vector<nlohmann::json> terminal_records() const;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+
+  virtual std::string id() const = 0;
+  // The schema of `parameters` (validated under every profile when the protocol loads).
+  virtual const core::Schema& parameter_schema() const = 0;
+  // The frozen ledger: every unit, in execution order, derived only from parameters.
+  virtual std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const = 0;
+  // Extra plan facts shown by `plan` (counts by axis, estimates of cost/time/tokens...).
+  virtual nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
+                                      const std::vector<Unit>& units) const;
+  // Whether run_unit is implemented yet (`list` shows it).
+  virtual bool has_runner() const = 0;
+  virtual UnitOutcome run_unit(const Unit& unit, RunEnv& env) = 0;
+  // Optional window rule, evaluated after each terminal record with all records so far.
+  virtual WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
+                                     const std::vector<nlohmann::json>& terminal_records) const;
+  // Labels every record and page of a run carries (e.g. "simulated endpoint"); from options.
+  virtual std::vector<std::string> run_labels(const nlohmann::json& options) const;
+  // Fills tables, charts and text (the page header, failure log and excluded data are filled by the
+  // caller from the protocol and ledger).
+  virtual void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const = 0;
+};
+
+using ExperimentFactory = std::function<std::unique_ptr<Experiment>()>;
+
+// One registration per experiment id (src/experiments/registry.cpp).
+std::unique_ptr<Experiment> make_experiment(const std::string& id);
+
+}  // namespace k3lab::experiments

@@ -1,0 +1,198 @@
+#include "k3lab/core/ledger.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "k3lab/core/atomic_file.hpp"
+#include "k3lab/core/provenance.hpp"
+#include "k3lab/core/sha256.hpp"
+
+namespace k3lab::core {
+namespace {
+
+std::string read_all(int fd) {
+  std::string data;
+  if (::lseek(fd, 0, SEEK_SET) < 0) throw std::runtime_error(std::string("cannot seek ledger: ") + std::strerror(errno));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("cannot read ledger: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    data.append(buffer, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+std::filesystem::path ledger_file(const std::filesystem::path& run_dir, const std::string& worker) {
+  if (worker.empty()) return run_dir / "ledger.jsonl";
+  for (char c : worker) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+      throw std::invalid_argument("worker name \"" + worker + "\" may use only letters, digits, '-' and '_'");
+    }
+  }
+  return run_dir / ("ledger." + worker + ".jsonl");
+}
+
+// Parses complete lines; returns the count. Throws naming the line when one is not JSON.
+std::int64_t check_lines(const std::string& data, std::size_t complete_length, const std::filesystem::path& file,
+                         std::vector<nlohmann::json>* out) {
+  std::int64_t count = 0;
+  std::size_t start = 0;
+  while (start < complete_length) {
+    const std::size_t end = data.find('\n', start);
+    const std::string_view line(data.data() + start, end - start);
+    ++count;
+    if (!line.empty()) {
+      try {
+        auto record = nlohmann::json::parse(line);
+        if (out) out->push_back(std::move(record));
+      } catch (const nlohmann::json::parse_error&) {
+        throw std::runtime_error(file.string() + " line " + std::to_string(count) +
+                                 " is not valid JSON: the ledger was edited or damaged by something other than "
+                                 "k3lab; restore it from a copy (k3lab never rewrites complete lines)");
+      }
+    }
+    start = end + 1;
+  }
+  return count;
+}
+
+}  // namespace
+
+bool is_terminal_kind(const std::string& kind) {
+  return kind == "result" || kind == "invalid" || kind == "failure";
+}
+
+LedgerWriter::LedgerWriter(const std::filesystem::path& run_dir, const std::string& worker)
+    : path_(ledger_file(run_dir, worker)) {
+  const std::filesystem::path lock_path = path_.string() + ".lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    throw std::runtime_error("cannot open " + lock_path.string() + ": " + std::strerror(errno) +
+                             "; check that the run directory exists and is writable");
+  }
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    throw std::runtime_error("another k3lab process is writing " + path_.string() +
+                             "; wait for it to finish (one writer per ledger), or give this worker its own shard");
+  }
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    const int err = errno;
+    ::close(lock_fd_);
+    throw std::runtime_error("cannot open " + path_.string() + ": " + std::strerror(err));
+  }
+  const std::string data = read_all(fd_);
+  const std::size_t last_newline = data.rfind('\n');
+  const std::size_t complete = (last_newline == std::string::npos) ? 0 : last_newline + 1;
+  next_seq_ = check_lines(data, complete, path_, nullptr);
+  if (complete < data.size()) {
+    // A writer died mid-line. Keep the fragment as an artifact (nothing is deleted), cut it, note it.
+    const std::string fragment = data.substr(complete);
+    const auto artifacts = run_dir / "artifacts";
+    std::filesystem::create_directories(artifacts);
+    const auto kept = artifacts / ("torn-" + path_.filename().string() + "-" + std::to_string(next_seq_) + ".bin");
+    write_file_atomically(kept, fragment);
+    if (::ftruncate(fd_, static_cast<off_t>(complete)) != 0) {
+      throw std::runtime_error("cannot cut the torn last line of " + path_.string() + ": " + std::strerror(errno));
+    }
+    repaired_ = true;
+    append({{"kind", "note"},
+            {"note", "torn last line cut on open"},
+            {"bytes", fragment.size()},
+            {"sha256", sha256_hex(fragment)},
+            {"artifact", std::filesystem::relative(kept, run_dir).string()}});
+  }
+}
+
+LedgerWriter::~LedgerWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // closing releases the flock
+}
+
+nlohmann::json LedgerWriter::append(nlohmann::json record) {
+  if (!record.contains("kind") || !record["kind"].is_string()) {
+    throw std::invalid_argument("ledger record without a string \"kind\": " + record.dump());
+  }
+  record["seq"] = next_seq_;
+  record["t"] = utc_now_iso();
+  std::string line = record.dump();
+  line.push_back('\n');
+
+  struct stat before {};
+  if (::fstat(fd_, &before) != 0) throw std::runtime_error(std::string("cannot stat ledger: ") + std::strerror(errno));
+  const ssize_t n = ::write(fd_, line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    const int err = (n < 0) ? errno : ENOSPC;
+    // Never leave a partial line behind: cut back to the last complete record.
+    if (::ftruncate(fd_, before.st_size) != 0) {
+      // The torn-line repair on the next open covers this case.
+    }
+    throw std::runtime_error("cannot append to " + path_.string() + ": " + std::strerror(err) +
+                             (err == ENOSPC ? "; the disk is full: free space, then run the same command to resume "
+                                              "(everything recorded so far is kept)"
+                                            : "; run the same command again to resume"));
+  }
+  if (is_terminal_kind(record["kind"].get<std::string>()) && ::fdatasync(fd_) != 0) {
+    throw std::runtime_error("cannot flush " + path_.string() + ": " + std::strerror(errno));
+  }
+  ++next_seq_;
+  return record;
+}
+
+LedgerContents read_ledger(const std::filesystem::path& run_dir) {
+  LedgerContents contents;
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::is_directory(run_dir)) {
+    throw std::runtime_error("run directory " + run_dir.string() + " does not exist");
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool main_file = name == "ledger.jsonl";
+    const bool shard = name.rfind("ledger.", 0) == 0 && name.size() > 12 && name.ends_with(".jsonl");
+    if (main_file || shard) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    const std::string data = buffer.str();
+    const std::size_t last_newline = data.rfind('\n');
+    const std::size_t complete = (last_newline == std::string::npos) ? 0 : last_newline + 1;
+    if (complete < data.size()) ++contents.torn_lines;
+    check_lines(data, complete, file, &contents.records);
+    contents.files.push_back(file.filename().string());
+  }
+  return contents;
+}
+
+std::vector<std::string> finished_units(const LedgerContents& ledger) {
+  std::set<std::string> done;
+  for (const auto& r : ledger.records) {
+    if (is_terminal_kind(r.value("kind", "")) && r.contains("unit")) done.insert(r["unit"].get<std::string>());
+  }
+  return {done.begin(), done.end()};
+}
+
+nlohmann::json deterministic_part(const nlohmann::json& record) {
+  nlohmann::json copy = record;
+  copy.erase("seq");
+  copy.erase("t");
+  copy.erase("timing");
+  return copy;
+}
+
+}  // namespace k3lab::core

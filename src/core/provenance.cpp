@@ -1,0 +1,101 @@
+#include "k3lab/core/provenance.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include "k3lab/build_info.hpp"
+
+namespace k3lab::core {
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs a read-only git query; empty on any failure (no git, not a repository).
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 256> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) out += buffer.data();
+  if (pclose(pipe) != 0) return {};
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+SourceRevision source_revision(const std::filesystem::path& inside_tree) {
+  SourceRevision rev;
+  const std::string dir = shell_quote(inside_tree.string());
+  std::string head = capture("git -C " + dir + " rev-parse HEAD 2>/dev/null");
+  if (head.empty()) return rev;
+  rev.revision = head;
+  // Untracked run outputs are ignored by .gitignore; anything else uncommitted makes the tree dirty.
+  rev.dirty = !capture("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null").empty();
+  return rev;
+}
+
+std::string utc_now_iso() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return text;
+}
+
+std::string utc_now_compact() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &tm);
+  return text;
+}
+
+std::string host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+nlohmann::json provenance(const std::filesystem::path& inside_tree, const std::vector<std::string>& argv) {
+  const SourceRevision rev = source_revision(inside_tree);
+  nlohmann::json j;
+  j["source_revision"] = rev.revision;
+  j["source_dirty"] = rev.dirty;
+  j["k3lab_version"] = build::kVersion;
+  j["build"] = build::kInfo;
+  j["host"] = host_name();
+  j["cpu"] = cpu_model();
+  j["cpu_cores"] = static_cast<long>(sysconf(_SC_NPROCESSORS_ONLN));
+  j["command_line"] = argv;
+  j["started_at"] = utc_now_iso();
+  return j;
+}
+
+}  // namespace k3lab::core
