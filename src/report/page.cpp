@@ -1,0 +1,220 @@
+// One experiment's report page: index.md with the evidence header, results, failure log, excluded
+// data and provenance, plus tables/<id>.csv|json and charts/<id>.svg. Built fully in memory before
+// anything is written, so a bad page fails without leaving a half-rendered folder.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "k3lab/report/page.hpp"
+#include "output_files.hpp"
+
+namespace k3lab::report {
+
+void Page::add_text(std::string markdown) {
+  Block block;
+  block.kind = Block::Kind::Markdown;
+  block.markdown = std::move(markdown);
+  blocks.push_back(std::move(block));
+}
+
+void Page::add_table(Table table) {
+  Block block;
+  block.kind = Block::Kind::Table;
+  block.table = std::move(table);
+  blocks.push_back(std::move(block));
+}
+
+void Page::add_chart(Chart chart) {
+  Block block;
+  block.kind = Block::Kind::Chart;
+  block.chart = std::move(chart);
+  blocks.push_back(std::move(block));
+}
+
+namespace {
+
+struct RenderedPage {
+  std::string index_md;
+  std::map<std::string, std::string> tables;  // file name -> content
+  std::map<std::string, std::string> charts;
+};
+
+std::string ensure_paragraph(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text + "\n\n";
+}
+
+std::string bullet_list(const std::vector<std::string>& items, const std::string& when_empty) {
+  if (items.empty()) return "- " + when_empty + "\n";
+  std::string out;
+  for (const std::string& item : items) out += "- " + item + "\n";
+  return out;
+}
+
+void flatten_json(const nlohmann::json& value, const std::string& key, std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_object() && !value.empty()) {
+    for (const auto& [child_key, child] : value.items()) {
+      flatten_json(child, key.empty() ? child_key : key + "." + child_key, out);
+    }
+  } else if (value.is_string()) {
+    out.emplace_back(key, value.get<std::string>());
+  } else {
+    out.emplace_back(key, value.dump());
+  }
+}
+
+std::string log_section(const std::string& heading, const std::vector<LogEntry>& entries) {
+  std::string out = "## " + heading + "\n\n";
+  if (entries.empty()) return out + "none\n\n";
+  std::map<std::string, std::size_t> by_reason;
+  for (const LogEntry& entry : entries) ++by_reason[entry.reason.empty() ? "(no reason recorded)" : entry.reason];
+  out += std::to_string(entries.size()) + (entries.size() == 1 ? " entry" : " entries") + "; by reason: ";
+  bool first = true;
+  for (const auto& [reason, count] : by_reason) {
+    out += (first ? "" : ", ") + reason + " (" + std::to_string(count) + ")";
+    first = false;
+  }
+  out += ".\n\n";
+  Table table;
+  table.id = heading;
+  table.columns = {"Unit", "Kind", "Reason", "Detail"};
+  for (const LogEntry& entry : entries) {
+    table.rows.push_back({Cell(entry.unit), Cell(entry.kind),
+                          Cell(entry.reason.empty() ? std::string("(no reason recorded)") : entry.reason),
+                          Cell(entry.detail)});
+  }
+  return out + table_markdown(table) + "\n";
+}
+
+std::string provenance_section(const nlohmann::json& provenance) {
+  std::string out = "## Provenance\n\n";
+  if (provenance.is_null() || (provenance.is_object() && provenance.empty())) {
+    return out + "none recorded (no manifest was available to this page)\n";
+  }
+  std::vector<std::pair<std::string, std::string>> rows;
+  flatten_json(provenance, "", rows);
+  Table table;
+  table.id = "provenance";
+  table.columns = {"Key", "Value"};
+  for (auto& [key, value] : rows) table.rows.push_back({Cell(key.empty() ? std::string("(value)") : key), Cell(value)});
+  return out + table_markdown(table);
+}
+
+std::string header(const Page& page) {
+  std::string out = "# " + (page.title.empty() ? page.experiment_id : page.title) + "\n\n";
+  out += "**Experiment:** `" + page.experiment_id + "` · **Profile:** " +
+         (page.profile.empty() ? std::string("(none)") : "`" + page.profile + "`") +
+         " · **Evidence class:** " + (page.evidence_class.empty() ? std::string("(not stated)") : page.evidence_class) +
+         "\n\n";
+  if (page.frozen) {
+    out += "> **Protocol:** " + (page.frozen_detail.empty() ? std::string("FROZEN (no freeze detail recorded)")
+                                                            : page.frozen_detail) + "\n\n";
+  } else {
+    out += "> **NOT FROZEN** — this run did not use a frozen protocol; its numbers are for development only "
+           "and are not evidence." + (page.frozen_detail.empty() ? std::string() : " " + page.frozen_detail) + "\n\n";
+  }
+  for (const std::string& label : page.labels) out += "> **WARNING:** " + label + "\n\n";
+  out += "**Status:** " + (page.status.empty() ? std::string("(not stated)") : page.status) + "\n\n";
+  if (!page.run_dir.empty()) out += "**Run:** `" + page.run_dir + "`\n\n";
+  out += "## Transfer limit\n\n**Can say**\n\n" + bullet_list(page.can_say, "(nothing stated)") + "\n";
+  out += "**Cannot say**\n\n" + bullet_list(page.cannot_say, "(nothing stated)") + "\n";
+  return out;
+}
+
+RenderedPage render_in_memory(const Page& page) {
+  detail::check_file_stem(page.experiment_id, "experiment id");
+  if (!page.profile.empty()) detail::check_file_stem(page.profile, "profile");
+
+  RenderedPage rendered;
+  std::string& md = rendered.index_md;
+  md = header(page);
+  md += "## Results\n\n";
+  if (page.blocks.empty()) md += "none\n\n";
+  for (std::size_t b = 0; b < page.blocks.size(); ++b) {
+    const Block& block = page.blocks[b];
+    const std::string where = "page '" + page.experiment_id + "' block " + std::to_string(b);
+    switch (block.kind) {
+      case Block::Kind::Markdown:
+        md += ensure_paragraph(block.markdown);
+        break;
+      case Block::Kind::Table: {
+        const Table& table = block.table;
+        detail::check_file_stem(table.id, where + ": table id");
+        const std::string csv_name = table.id + ".csv";
+        if (rendered.tables.count(csv_name)) {
+          throw std::invalid_argument(where + ": table id '" + table.id + "' is used twice on this page; give each table its own id");
+        }
+        rendered.tables[csv_name] = table_csv(table);
+        rendered.tables[table.id + ".json"] = table_json(table).dump(2) + "\n";
+        if (!table.title.empty()) md += "### " + table.title + "\n\n";
+        md += table_markdown(table) + "\n";
+        if (!table.caption.empty()) md += ensure_paragraph(table.caption);
+        md += "Data: [tables/" + csv_name + "](tables/" + csv_name + ") · [tables/" + table.id + ".json](tables/" +
+              table.id + ".json)\n\n";
+        break;
+      }
+      case Block::Kind::Chart: {
+        const Chart& chart = block.chart;
+        detail::check_file_stem(chart.id, where + ": chart id");
+        const std::string svg_name = chart.id + ".svg";
+        if (rendered.charts.count(svg_name)) {
+          throw std::invalid_argument(where + ": chart id '" + chart.id + "' is used twice on this page; give each chart its own id");
+        }
+        rendered.charts[svg_name] = chart_svg(chart);
+        const std::string title = chart.title.empty() ? chart.id : chart.title;
+        if (!chart.title.empty()) md += "### " + chart.title + "\n\n";
+        md += "![" + title + "](charts/" + svg_name + ")\n\n";
+        if (!chart.caption.empty()) md += ensure_paragraph(chart.caption);
+        break;
+      }
+    }
+  }
+  md += log_section("Failure log", page.failures);
+  md += log_section("Excluded data", page.excluded);
+  md += provenance_section(page.provenance);
+  return rendered;
+}
+
+// Removes generated files of a previous render that this render no longer produces, so the folder
+// (and the index that lists its charts) always matches the page.
+void remove_stale(const std::filesystem::path& folder, const std::set<std::string>& extensions,
+                  const std::map<std::string, std::string>& keep) {
+  if (!std::filesystem::is_directory(folder)) return;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && extensions.count(entry.path().extension().string()) && !keep.count(name)) {
+      stale.push_back(entry.path());
+    }
+  }
+  for (const auto& path : stale) std::filesystem::remove(path);
+}
+
+}  // namespace
+
+std::filesystem::path render_page(const Page& page, const std::filesystem::path& out_dir) {
+  const RenderedPage rendered = render_in_memory(page);
+  const std::filesystem::path folder =
+      out_dir / (page.profile.empty() ? page.experiment_id : page.experiment_id + "-" + page.profile);
+  const std::filesystem::path tables = folder / "tables";
+  const std::filesystem::path charts = folder / "charts";
+  std::error_code error;
+  std::filesystem::create_directories(tables, error);
+  if (!error) std::filesystem::create_directories(charts, error);
+  if (error) {
+    throw std::runtime_error("cannot create the report folder " + folder.string() + ": " + error.message() +
+                             "; pass a writable --out folder");
+  }
+  remove_stale(tables, {".csv", ".json"}, rendered.tables);
+  remove_stale(charts, {".svg"}, rendered.charts);
+  for (const auto& [name, content] : rendered.tables) detail::write_text_file(tables / name, content);
+  for (const auto& [name, content] : rendered.charts) detail::write_text_file(charts / name, content);
+  detail::write_text_file(folder / "index.md", rendered.index_md);
+  return folder;
+}
+
+}  // namespace k3lab::report
