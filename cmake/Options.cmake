@@ -1,6 +1,7 @@
 set(K3LAB_CUDA "AUTO" CACHE STRING "Build the CUDA kernels: AUTO (when nvcc is found), ON (required) or OFF")
 set_property(CACHE K3LAB_CUDA PROPERTY STRINGS AUTO ON OFF)
 option(K3LAB_BUILD_TESTS "Build the GoogleTest suites" ON)
+option(K3LAB_SLOW_TESTS "Also register tests labelled slow (not in CI)" OFF)
 option(K3LAB_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # For machines without CLI11/nlohmann/spdlog/fmt packages (the GPU machine): a folder holding

@@ -192,6 +192,7 @@ nlohmann::json deterministic_part(const nlohmann::json& record) {
   copy.erase("seq");
   copy.erase("t");
   copy.erase("timing");
+  copy.erase("worker");
   return copy;
 }
 

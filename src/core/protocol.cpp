@@ -171,3 +171,23 @@ std::filesystem::path protocol_dir() {
 std::filesystem::path protocol_path(const std::string& id) { return protocol_dir() / (id + ".json"); }
 
 }  // namespace k3lab::core
+
+namespace k3lab::core {
+Protocol protocol_from_document(const nlohmann::json& document, const std::filesystem::path& origin) {
+  auto issues = protocol_schema().validate(document);
+  if (!issues.empty()) throw ProtocolError(origin, issues);
+  Protocol p;
+  p.path = origin;
+  p.document = document;
+  p.id = document.at("id").get<std::string>();
+  p.title = document.at("title").get<std::string>();
+  p.evidence_class = document.at("evidence_class").get<std::string>();
+  for (const auto& arm : document.at("arms")) {
+    p.arms.push_back({arm.at("id").get<std::string>(), arm.at("description").get<std::string>(),
+                      arm.at("requested_by_seed").get<bool>()});
+  }
+  p.can_say = document.at("can_say").get<std::vector<std::string>>();
+  p.cannot_say = document.at("cannot_say").get<std::vector<std::string>>();
+  return p;
+}
+}  // namespace k3lab::core

@@ -55,7 +55,8 @@ LedgerContents read_ledger(const std::filesystem::path& run_dir);
 // The unit ids that have a terminal record.
 std::vector<std::string> finished_units(const LedgerContents& ledger);
 
-// A record without "seq", "t" and "timing": what must be identical between two runs of one command.
+// A record without "seq", "t", "timing" and "worker" (where it ran): what must be identical between
+// two runs of one command, however they were interrupted or sharded.
 nlohmann::json deterministic_part(const nlohmann::json& record);
 
 }  // namespace k3lab::core

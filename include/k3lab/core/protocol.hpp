@@ -62,3 +62,8 @@ std::filesystem::path protocol_dir();
 std::filesystem::path protocol_path(const std::string& id);
 
 }  // namespace k3lab::core
+
+namespace k3lab::core {
+// Rebuilds a Protocol from a document recorded in a manifest (reports never read protocol files).
+Protocol protocol_from_document(const nlohmann::json& document, const std::filesystem::path& origin);
+}  // namespace k3lab::core

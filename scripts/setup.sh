@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs k3lab's Debian dependencies (idempotent) and builds build/k3lab.
+# Safe to run again: it skips apt when every package is present and ninja rebuilds only what changed.
+#   K3LAB_BUILD_DIR   build folder (default: build)
+#   K3LAB_BUILD_TYPE  CMake build type (default: Release)
+#   K3LAB_CMAKE_ARGS  extra CMake arguments (e.g. -DK3LAB_CUDA=OFF)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libcurl4-openssl-dev libcpp-httplib-dev libpcre2-dev
+  libtorch-dev libopenblas0-pthread
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+# Data: the training corpus is built from a Debian package's text (see docs/data.md).
+packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi
+
+build_dir="${K3LAB_BUILD_DIR:-build}"
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  # shellcheck disable=SC2086
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${K3LAB_BUILD_TYPE:-Release}" ${K3LAB_CMAKE_ARGS:-}
+fi
+cmake --build "$build_dir" -j "$(nproc)"
+echo "setup: built $build_dir/k3lab"

@@ -1,0 +1,43 @@
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+
+namespace k3lab::cli {
+
+const char* const kExitCodeHelp =
+    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol invalid, unfrozen or changed;\n"
+    "4 a window rule stopped the run; 5 runner not built yet; 130 interrupted (run again to resume).";
+
+void register_list(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("list", "The eight experiments: evidence class, runner status, freeze status");
+  auto json = std::make_shared<bool>(false);
+  auto format = std::make_shared<std::string>("text");
+  cmd->add_flag("--json", *json, "Print JSON (same as -o json)");
+  cmd->add_option("-o,--output", *format, "Output format")->check(CLI::IsMember({"text", "md", "csv", "json"}))->capture_default_str();
+  cmd->callback([json, format, &ctx] {
+    report::Table table;
+    table.id = "experiments";
+    table.columns = {"#", "id", "evidence_class", "runner", "protocol", "title"};
+    int index = 0;
+    for (const auto& id : core::experiment_ids()) {
+      ++index;
+      std::string runner = "?", frozen = "?", title = "?", evidence = "?";
+      try {
+        auto loaded = load(id);
+        runner = loaded.experiment->has_runner() ? "built" : "not built yet";
+        frozen = freeze_label(core::check_freeze(loaded.protocol));
+        title = loaded.protocol.title;
+        evidence = loaded.protocol.evidence_class;
+      } catch (const std::exception& e) {
+        frozen = std::string("INVALID: ") + e.what();
+        frozen = frozen.substr(0, frozen.find('\n'));
+      }
+      table.rows.push_back({index, id, evidence, runner, frozen, title});
+    }
+    print_table(table, *json ? "json" : *format, std::cout);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace k3lab::cli

@@ -1,0 +1,30 @@
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "k3lab/experiments/report_builder.hpp"
+
+namespace k3lab::cli {
+
+void register_report(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("report", "Regenerate every table and chart from the raw ledgers and manifests only");
+  auto runs = std::make_shared<std::string>("runs");
+  auto out = std::make_shared<std::string>("report");
+  cmd->add_option("--runs", *runs, "Runs root to read")->capture_default_str();
+  cmd->add_option("--out", *out, "Report folder to write (index.html, one folder per experiment and profile)")
+      ->capture_default_str();
+  cmd->callback([runs, out, &ctx] {
+    if (!std::filesystem::is_directory(*runs)) {
+      throw std::runtime_error("no runs under " + *runs + ": run an experiment first (`k3lab run --all --profile smoke`)"
+                               " or point --runs at a runs folder");
+    }
+    const auto entries = experiments::build_reports(*runs, *out);
+    for (const auto& e : entries) {
+      std::cout << e.experiment_id << " (" << e.profile << "): " << e.status << " -> " << *out << "/" << e.page_dir
+                << "/index.md\n";
+    }
+    std::cout << "index: " << *out << "/index.html\n";
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace k3lab::cli

@@ -1,0 +1,111 @@
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "k3lab/experiments/runner.hpp"
+
+namespace k3lab::cli {
+namespace {
+
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const auto index = std::stoul(text.substr(0, slash));
+      const auto count = std::stoul(text.substr(slash + 1));
+      if (count > 0 && index < count) return {index, count};
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--shard expects i/n with 0 <= i < n (e.g. --shard 3/16), got \"" + text + "\"");
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand("run", "Run (or resume) an experiment's frozen protocol into a run directory");
+  struct Options {
+    std::vector<std::string> ids;
+    bool all = false;
+    std::string profile = "smoke";
+    std::string out = "runs";
+    std::vector<std::string> set;
+    bool unfrozen = false;
+    bool fresh = false;
+    std::string run_dir;
+    std::string worker;
+    std::vector<std::string> units;
+    std::string shard;
+    std::string base_url;
+    int threads = 0;
+    std::string device = "auto";
+  };
+  auto opt = std::make_shared<Options>();
+  cmd->add_option("experiments", opt->ids, "Experiment ids (see `k3lab list`)");
+  cmd->add_flag("--all", opt->all, "Run every experiment whose runner is built");
+  cmd->add_option("--profile", opt->profile, "full (the seed exactly) or smoke (toy sizes, same code path)")
+      ->check(CLI::IsMember({"full", "smoke"}))
+      ->capture_default_str();
+  cmd->add_option("--out", opt->out, "Runs root; run dirs go to <out>/<id>/<time>-<shortid>/")->capture_default_str();
+  cmd->add_option("--set", opt->set, "Override a parameter, key=value (needs --unfrozen)");
+  cmd->add_flag("--unfrozen", opt->unfrozen, "Allow an unfrozen or overridden protocol; every record says NOT FROZEN");
+  cmd->add_flag("--fresh", opt->fresh, "Start a new run dir instead of resuming the latest one");
+  cmd->add_option("--run-dir", opt->run_dir, "Resume or extend this run dir (shared storage for array tasks)");
+  cmd->add_option("--worker", opt->worker, "Write ledger shard ledger.<worker>.jsonl (one per concurrent worker)");
+  cmd->add_option("--unit", opt->units, "Run only these unit ids");
+  cmd->add_option("--shard", opt->shard, "Run only units with index % n == i, as i/n");
+  cmd->add_option("--base-url", opt->base_url,
+                  "API experiments: OpenAI-compatible endpoint (default $K3LAB_BASE_URL, else the Kimi API when "
+                  "MOONSHOT_API_KEY is set, else the embedded mock server)");
+  cmd->add_option("--threads", opt->threads, "Worker threads for parallel units or calls (0: the protocol's choice)")
+      ->capture_default_str();
+  cmd->add_option("--device", opt->device, "Training device: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->callback([opt, &ctx] {
+    if (opt->all) {
+      opt->ids.clear();
+      for (const auto& id : core::experiment_ids()) opt->ids.push_back(id);
+    }
+    if (opt->ids.empty()) throw std::invalid_argument("run: name an experiment id, or pass --all");
+    experiments::install_stop_handlers();
+    nlohmann::json options = nlohmann::json::object();
+    if (!opt->base_url.empty()) options["base_url"] = opt->base_url;
+    if (opt->threads > 0) options["threads"] = opt->threads;
+    options["device"] = opt->device;
+    int worst = 0;
+    for (const auto& id : opt->ids) {
+      experiments::RunRequest request;
+      request.experiment_id = id;
+      request.profile = opt->profile;
+      request.runs_root = opt->out;
+      request.unfrozen = opt->unfrozen;
+      request.fresh = opt->fresh;
+      request.set_overrides = opt->set;
+      request.options = options;
+      request.argv = ctx.argv;
+      if (!opt->run_dir.empty()) request.run_dir = std::filesystem::path(opt->run_dir);
+      request.worker = opt->worker;
+      request.only_units = opt->units;
+      if (!opt->shard.empty()) request.shard = parse_shard(opt->shard);
+      const auto summary = experiments::run_experiment(request);
+      if (opt->all && summary.exit_code == experiments::kExitNotBuilt) {
+        std::cout << id << ": skipped (runner not built yet)\n";
+        continue;
+      }
+      std::cout << id << ": " << summary.message;
+      if (!summary.run_dir.empty()) {
+        std::cout << " [results " << summary.results << ", invalid " << summary.invalid << ", failures "
+                  << summary.failures << " of " << summary.planned << "]";
+      }
+      std::cout << "\n";
+      if (summary.exit_code != 0 && worst == 0) worst = summary.exit_code;
+      if (summary.exit_code == experiments::kExitInterrupted) break;
+    }
+    ctx.exit_code = worst;
+  });
+}
+
+}  // namespace k3lab::cli
