@@ -1,5 +1,7 @@
 // Axis ranges and tick positions for the SVG charts: 1-2-5 steps on linear axes, decades on log axes.
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -32,6 +34,15 @@ std::string pad_decimals(std::string text, int decimals) {
   return text;
 }
 
+// "1e+06", "2.5e-05": exponent form whatever the magnitude (printf's %.*e, locale-free).
+std::string scientific(double value, int decimals) {
+  if (value == 0.0) return "0";
+  std::array<char, 64> buffer{};
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::scientific, decimals);
+  return std::string(buffer.data(), result.ptr);
+}
+
 }  // namespace
 
 Axis linear_axis(double lo, double hi, int max_ticks) {
@@ -43,8 +54,9 @@ Axis linear_axis(double lo, double hi, int max_ticks) {
     throw std::invalid_argument("linear_axis: lo (" + format_significant(lo, 6) + ") is above hi (" +
                                 format_significant(hi, 6) + "); pass the smaller end first");
   }
-  if (max_ticks < 2) {
-    throw std::invalid_argument("linear_axis: max_ticks must be at least 2, got " + std::to_string(max_ticks));
+  if (max_ticks < 3) {
+    // Two ticks cannot cover a range that straddles zero (-step, 0 and step are all needed).
+    throw std::invalid_argument("linear_axis: max_ticks must be at least 3, got " + std::to_string(max_ticks));
   }
   if (lo == hi) {
     const double pad = lo == 0.0 ? 1.0 : std::fabs(lo) * 0.1;
@@ -54,7 +66,8 @@ Axis linear_axis(double lo, double hi, int max_ticks) {
   const double raw_step = (hi - lo) / (max_ticks - 1);
   const int first_exponent = decimal_exponent(raw_step) - 1;
   static constexpr double kMantissas[] = {1.0, 2.0, 5.0};
-  for (int exponent = first_exponent; exponent <= first_exponent + 3; ++exponent) {
+  // A step as large as the range always fits in three ticks, so this ends within a few decades.
+  for (int exponent = first_exponent; exponent <= first_exponent + 8; ++exponent) {
     for (const double m : kMantissas) {
       const double step = scaled_power_of_ten(m, exponent);
       const double first = std::floor(lo / step + kOnTick);
@@ -113,17 +126,17 @@ Axis log_axis(double lo, double hi) {
 }
 
 std::string tick_label(double value, const Axis& axis) {
-  if (value == 0.0) return "0";
   if (axis.log) {
-    const int exponent = decimal_exponent(std::fabs(value));
-    if (exponent >= -4 && exponent <= 5) return format_fixed(value, std::max(0, -exponent));
-    return format_significant(value, 1);
+    // One style per axis: plain decimals while every tick fits them, exponents otherwise.
+    const bool plain = decimal_exponent(axis.lo) >= -4 && decimal_exponent(axis.hi) <= 5;
+    if (plain) return format_fixed(value, std::max(0, -decimal_exponent(value)));
+    return scientific(value, 0);
   }
   const int step_exponent = decimal_exponent(axis.step);
   const double magnitude = std::max(std::fabs(axis.lo), std::fabs(axis.hi));
   if (magnitude >= 1e6 || magnitude < 1e-4) {
     const int digits = std::clamp(decimal_exponent(magnitude) - step_exponent + 1, 1, 17);
-    return format_significant(value, digits);
+    return scientific(value, digits - 1);
   }
   const int decimals = std::max(0, -step_exponent);
   return pad_decimals(format_fixed(value, decimals), decimals);

@@ -21,6 +21,7 @@ constexpr double kPlotRight = kWidth - 24.0;
 constexpr double kPlotTop = 48.0;
 constexpr double kPlotBottom = kPlotTop + 300.0;
 constexpr double kRowHeight = 18.0;
+constexpr double kDataInset = 8.0;
 constexpr int kMaxTicks = 7;
 
 struct PlotPoint {
@@ -131,15 +132,22 @@ Axis make_axis(const Range& range, bool log) {
   return log ? log_axis(range.lo, range.hi) : linear_axis(range.lo, range.hi, kMaxTicks);
 }
 
+// Maps data onto the frame. Line and scatter data sit `inset` pixels inside the frame so points on
+// the axis ends are not drawn on top of it; bars keep no inset so they stand on the frame.
 class Canvas {
  public:
-  Canvas(const Axis& x_axis, const Axis& y_axis) : x_axis_(x_axis), y_axis_(y_axis) {}
-  double px(double x) const { return kPlotLeft + axis_fraction(x, x_axis_) * (kPlotRight - kPlotLeft); }
-  double py(double y) const { return kPlotBottom - axis_fraction(y, y_axis_) * (kPlotBottom - kPlotTop); }
+  Canvas(const Axis& x_axis, const Axis& y_axis, double inset) : x_axis_(x_axis), y_axis_(y_axis), inset_(inset) {}
+  double px(double x) const {
+    return kPlotLeft + inset_ + axis_fraction(x, x_axis_) * (kPlotRight - kPlotLeft - 2 * inset_);
+  }
+  double py(double y) const {
+    return kPlotBottom - inset_ - axis_fraction(y, y_axis_) * (kPlotBottom - kPlotTop - 2 * inset_);
+  }
 
  private:
   Axis x_axis_;
   Axis y_axis_;
+  double inset_;
 };
 
 std::string dash_for(std::size_t series_index) {
@@ -373,7 +381,7 @@ std::string chart_svg(const Chart& chart) {
 
   const Axis x_axis = chart.kind == Chart::Kind::Bar ? linear_axis(0.0, 1.0, kMaxTicks) : make_axis(x_range, chart.log_x);
   const Axis y_axis = make_axis(y_range, chart.log_y);
-  const Canvas canvas(x_axis, y_axis);
+  const Canvas canvas(x_axis, y_axis, chart.kind == Chart::Kind::Bar ? 0.0 : kDataInset);
 
   std::vector<std::string> notes;
   if (total_points == 0) notes.push_back("no data to plot");

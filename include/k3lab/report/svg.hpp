@@ -18,7 +18,8 @@ struct Axis {
 };
 
 // A linear axis covering [lo, hi] with a 1-2-5 step (1, 2 or 5 times a power of ten) and at most
-// max_ticks ticks. lo == hi widens to a unit-sized range around the value. Throws on non-finite ends.
+// max_ticks (>= 3) ticks. lo == hi widens by 10% of the value each way (by 1 around zero).
+// Throws on non-finite ends or lo > hi.
 Axis linear_axis(double lo, double hi, int max_ticks = 6);
 
 // A base-10 log axis covering [lo, hi] (both > 0), widened to whole decades. Ticks at 1, 2 and 5 times
@@ -26,8 +27,9 @@ Axis linear_axis(double lo, double hi, int max_ticks = 6);
 // second, third... decade beyond that (at most eleven ticks). Throws on non-positive or non-finite ends.
 Axis log_axis(double lo, double hi);
 
-// The label for one tick of `axis`: as many decimals as the step needs, exponent form for very large
-// or very small magnitudes ("1e+06", "2e-05"), "0" for zero.
+// The label for one tick of `axis`: as many decimals as the step needs, exponent form ("1e+06",
+// "2e-05") when the axis reaches very large or very small magnitudes. Labels of one axis share a
+// style: the same decimals on a linear axis, all plain or all exponents on a log axis.
 std::string tick_label(double value, const Axis& axis);
 
 // Maps a data value onto [0, 1] along the axis (0 at lo, 1 at hi); log axes map log10(value).
