@@ -1,0 +1,38 @@
+#include "attn_res/attn_res_experiment.hpp"
+
+#include <stdexcept>
+
+#include "attn_res/parameters.hpp"
+#include "attn_res/plan.hpp"
+#include "attn_res/summary.hpp"
+#include "attn_res/units.hpp"
+#include "k3lab/experiments/attn_res.hpp"
+
+namespace k3lab::experiments {
+namespace attn_res {
+
+const core::Schema& AttnResExperiment::parameter_schema() const { return attn_res::parameter_schema(); }
+
+std::vector<Unit> AttnResExperiment::enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const {
+  require_arms(protocol.arms);
+  return enumerate_units(parse_parameters(parameters));
+}
+
+nlohmann::json AttnResExperiment::plan_details(const core::Protocol&, const nlohmann::json& parameters,
+                                 const std::vector<Unit>& units) const {
+  return attn_res::plan_details(parse_parameters(parameters), units);
+}
+
+UnitOutcome AttnResExperiment::run_unit(const Unit&, RunEnv&) {
+  throw std::logic_error("attn-res: runner not built yet");
+}
+
+void AttnResExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
+  summarise_run(protocol, records, page);
+}
+
+}  // namespace attn_res
+
+std::unique_ptr<Experiment> make_attn_res_experiment() { return std::make_unique<attn_res::AttnResExperiment>(); }
+
+}  // namespace k3lab::experiments
