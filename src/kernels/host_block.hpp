@@ -1,0 +1,28 @@
+#pragma once
+// The host emulator of a thread block: a phase runs every simulated thread to completion, one after
+// another, and the end of a phase stands for __syncthreads(). Reversing the thread order changes
+// the result exactly when threads of one phase depend on each other (a race on a real GPU).
+#include "block_gemm.hpp"
+
+namespace k3lab::kernels::detail {
+
+class HostBlock {
+ public:
+  explicit HostBlock(bool reverse_order) : reverse_(reverse_order) {}
+
+  static constexpr int threads() { return kBlockThreads; }
+
+  template <class Fn>
+  void phase(Fn&& fn) {
+    for (int i = 0; i < kBlockThreads; ++i) fn(reverse_ ? kBlockThreads - 1 - i : i);
+  }
+
+  void gemm(const GemmSpec& spec) {
+    phase([&](int tid) { gemm_thread(tid, kBlockThreads, spec); });
+  }
+
+ private:
+  bool reverse_;
+};
+
+}  // namespace k3lab::kernels::detail

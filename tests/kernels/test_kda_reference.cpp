@@ -1,0 +1,185 @@
+// Unit tests of the host KDA references (label unit, CPU only):
+// - the recurrence against a hand-computed trace and the fla gate formula;
+// - the chunkwise reference against the token-by-token recurrence, in double;
+// - the backward reference against central finite differences, in double.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "k3lab/kernels/kda_reference.hpp"
+#include "kernel_test_support.hpp"
+
+namespace k3lab::kernels {
+namespace {
+
+using testing::close_by_rmse_ratio;
+using testing::GateRegime;
+using testing::KdaCase;
+using testing::make_inputs;
+using testing::make_problem;
+
+TEST(KdaReference, BoundedGateMatchesFlaFormula) {
+  // lower_bound * sigmoid(exp(A_log) * (g + dt_bias)), fla gate.py naive_kda_lowerbound_gate.
+  const double g = 0.3, a_log = 0.7, bias = -0.2, lb = -5.0;
+  const double z = std::exp(a_log) * (g + bias);
+  EXPECT_DOUBLE_EQ(kda_bounded_gate(g, a_log, bias, lb), lb / (1.0 + std::exp(-z)));
+  EXPECT_GT(kda_bounded_gate(10.0, 0.0, 0.0, lb), lb);
+  EXPECT_LT(kda_bounded_gate(-10.0, 0.0, 0.0, lb), 0.0);
+}
+
+TEST(KdaReference, RecurrenceMatchesHandTrace) {
+  // K = V = 1, no L2 norm, beta given directly, scale 1: every step is scalar arithmetic.
+  KdaHostProblem p;
+  p.heads = 1;
+  p.key_dim = 1;
+  p.value_dim = 1;
+  p.cu_seqlens = {0, 2};
+  p.scale = 1.0;
+  p.l2norm_qk = false;
+  p.beta_is_logits = false;
+  KdaHostInputs in;
+  in.q = {2.0, -1.0};
+  in.k = {0.5, 1.5};
+  in.v = {3.0, -2.0};
+  in.g = {0.1, -0.4};
+  in.beta = {0.8, 0.3};
+  in.a_log = {0.2};
+  in.dt_bias = {0.05};
+  in.initial_state = {1.0};
+  double S = 1.0;
+  std::vector<double> expected_out;
+  for (int t = 0; t < 2; ++t) {
+    S *= std::exp(kda_bounded_gate(in.g[t], 0.2, 0.05, -5.0));
+    S += in.beta[t] * in.k[t] * (in.v[t] - S * in.k[t]);
+    expected_out.push_back(S * in.q[t]);
+  }
+  const KdaHostOutputs got = kda_recurrent_reference(p, in);
+  ASSERT_EQ(got.out.size(), 2u);
+  EXPECT_NEAR(got.out[0], expected_out[0], 1e-14);
+  EXPECT_NEAR(got.out[1], expected_out[1], 1e-14);
+  EXPECT_NEAR(got.final_state[0], S, 1e-14);
+}
+
+TEST(KdaReference, RejectsMismatchedSizes) {
+  KdaCase c{"bad", {0, 4}, 1, 4, 4};
+  testing::TestRng rng(1);
+  KdaHostInputs in = make_inputs(c, rng);
+  in.v.pop_back();
+  EXPECT_THROW(kda_recurrent_reference(make_problem(c), in), std::invalid_argument);
+  KdaHostProblem p = make_problem(c);
+  p.cu_seqlens = {0, 4, 2};
+  EXPECT_THROW(kda_recurrent_reference(p, make_inputs(c, rng)), std::invalid_argument);
+}
+
+std::vector<KdaCase> chunkwise_cases() {
+  return {
+      {"fixed_not_tile_multiple", fixed_length_offsets(2, 37), 2, 8, 12},
+      {"varlen_with_empty", {0, 5, 21, 21, 50}, 2, 16, 8},
+      {"no_initial_state", fixed_length_offsets(1, 40), 1, 8, 8, false},
+      {"no_l2norm_no_sigmoid", fixed_length_offsets(2, 33), 2, 8, 8, true, false, false},
+      {"gate_near_bound", fixed_length_offsets(1, 70), 2, 8, 8, true, true, true,
+       GateRegime::kNearBound},
+      {"shallow_bound", {0, 17, 50}, 1, 12, 4, true, true, true, GateRegime::kTypical, -0.5},
+  };
+}
+
+TEST(KdaReference, ChunkwiseMatchesRecurrence) {
+  testing::TestRng rng = testing::seeded_rng();
+  for (const KdaCase& c : chunkwise_cases()) {
+    SCOPED_TRACE(c.name);
+    const KdaHostProblem p = make_problem(c);
+    const KdaHostInputs in = make_inputs(c, rng);
+    const KdaHostOutputs gold = kda_recurrent_reference(p, in);
+    ASSERT_GT(testing::rms(gold.out), 1e-3);
+    // 16 is the kernels' tile; 64 (fine in double even at the bound) and 5 exercise the boundaries.
+    for (int chunk : {16, 64, 5}) {
+      SCOPED_TRACE(chunk);
+      const KdaHostOutputs got = kda_chunkwise_reference(p, in, chunk);
+      EXPECT_TRUE(close_by_rmse_ratio("out", gold.out, got.out, 1e-10));
+      EXPECT_TRUE(close_by_rmse_ratio("final_state", gold.final_state, got.final_state, 1e-10));
+    }
+  }
+}
+
+TEST(KdaReference, ChunkwiseIsSensitiveToEveryToken) {
+  // A chunkwise form that dropped a tile's last row or the inter-tile decay would still match on
+  // some inputs; perturbing the last token of a tile must move the next tile's first output
+  // (further on, the decay of up to 5 nats per token makes the influence vanish).
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"sensitivity", fixed_length_offsets(1, 40), 1, 8, 8};
+  const KdaHostProblem p = make_problem(c);
+  KdaHostInputs in = make_inputs(c, rng);
+  const KdaHostOutputs before = kda_chunkwise_reference(p, in, 16);
+  in.v[15 * 8] += 1.0;  // token 15, the last row of the first tile
+  const KdaHostOutputs after = kda_chunkwise_reference(p, in, 16);
+  const KdaHostOutputs gold = kda_recurrent_reference(p, in);
+  EXPECT_GT(std::abs(after.out[16 * 8] - before.out[16 * 8]), 1e-9);
+  EXPECT_TRUE(close_by_rmse_ratio("out", gold.out, after.out, 1e-10));
+}
+
+// Central differences of L = sum(d_out * out) + sum(d_final * final_state) for every input value.
+void expect_gradient_matches_fd(const KdaHostProblem& p, KdaHostInputs in, testing::TestRng& rng) {
+  const std::int64_t N = p.num_seqs(), H = p.heads, K = p.key_dim, V = p.value_dim;
+  const std::vector<double> d_out = testing::normals(rng, p.tokens() * H * V);
+  const std::vector<double> d_final = testing::normals(rng, N * H * K * V);
+  const KdaHostGrads grads = kda_backward_reference(p, in, d_out, d_final);
+
+  const auto loss = [&](const KdaHostInputs& x) {
+    const KdaHostOutputs o = kda_recurrent_reference(p, x);
+    double total = 0.0;
+    for (std::size_t i = 0; i < o.out.size(); ++i) total += d_out[i] * o.out[i];
+    for (std::size_t i = 0; i < o.final_state.size(); ++i) total += d_final[i] * o.final_state[i];
+    return total;
+  };
+  const double eps = 1e-6;
+  const auto check = [&](const char* name, std::vector<double> KdaHostInputs::*field,
+                         const std::vector<double>& analytic) {
+    SCOPED_TRACE(name);
+    std::vector<double>& values = in.*field;
+    ASSERT_EQ(values.size(), analytic.size());
+    std::vector<double> numeric(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double saved = values[i];
+      values[i] = saved + eps;
+      const double up = loss(in);
+      values[i] = saved - eps;
+      const double down = loss(in);
+      values[i] = saved;
+      numeric[i] = (up - down) / (2 * eps);
+    }
+    ASSERT_GT(testing::rms(numeric), 1e-6);
+    EXPECT_TRUE(close_by_rmse_ratio(name, numeric, analytic, 1e-6, 0.0));
+  };
+  check("dq", &KdaHostInputs::q, grads.dq);
+  check("dk", &KdaHostInputs::k, grads.dk);
+  check("dv", &KdaHostInputs::v, grads.dv);
+  check("dg", &KdaHostInputs::g, grads.dg);
+  check("dbeta", &KdaHostInputs::beta, grads.dbeta);
+  check("da_log", &KdaHostInputs::a_log, grads.da_log);
+  check("ddt_bias", &KdaHostInputs::dt_bias, grads.ddt_bias);
+  check("d_initial_state", &KdaHostInputs::initial_state, grads.d_initial_state);
+}
+
+TEST(KdaReference, BackwardMatchesFiniteDifferencesVarlen) {
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"fd_varlen", {0, 3, 7}, 2, 3, 2};
+  expect_gradient_matches_fd(make_problem(c), make_inputs(c, rng), rng);
+}
+
+TEST(KdaReference, BackwardMatchesFiniteDifferencesAcrossCheckpoints) {
+  // 70 tokens cross the reference's 64-token recompute window.
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"fd_long", fixed_length_offsets(1, 70), 1, 2, 2};
+  expect_gradient_matches_fd(make_problem(c), make_inputs(c, rng), rng);
+}
+
+TEST(KdaReference, BackwardMatchesFiniteDifferencesWithoutNormOrSigmoid) {
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"fd_plain", {0, 4, 9}, 1, 3, 3, true, false, false};
+  expect_gradient_matches_fd(make_problem(c), make_inputs(c, rng), rng);
+}
+
+}  // namespace
+}  // namespace k3lab::kernels
