@@ -1,0 +1,38 @@
+#include "router_balance/router_balance_experiment.hpp"
+
+#include <stdexcept>
+
+#include "router_balance/parameters.hpp"
+#include "router_balance/plan.hpp"
+#include "router_balance/summary.hpp"
+#include "router_balance/units.hpp"
+#include "k3lab/experiments/router_balance.hpp"
+
+namespace k3lab::experiments {
+namespace router_balance {
+
+const core::Schema& RouterBalanceExperiment::parameter_schema() const { return router_balance::parameter_schema(); }
+
+std::vector<Unit> RouterBalanceExperiment::enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const {
+  require_arms(protocol.arms);
+  return enumerate_units(parse_parameters(parameters));
+}
+
+nlohmann::json RouterBalanceExperiment::plan_details(const core::Protocol&, const nlohmann::json& parameters,
+                                 const std::vector<Unit>& units) const {
+  return router_balance::plan_details(parse_parameters(parameters), units);
+}
+
+UnitOutcome RouterBalanceExperiment::run_unit(const Unit&, RunEnv&) {
+  throw std::logic_error("router-balance: runner not built yet");
+}
+
+void RouterBalanceExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
+  summarise_run(protocol, records, page);
+}
+
+}  // namespace router_balance
+
+std::unique_ptr<Experiment> make_router_balance_experiment() { return std::make_unique<router_balance::RouterBalanceExperiment>(); }
+
+}  // namespace k3lab::experiments

@@ -1,0 +1,11 @@
+#pragma once
+// The situ-qat page until the runner lands: terminal records by arm, against the plan.
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "k3lab/report/page.hpp"
+
+namespace k3lab::experiments::situ_qat {
+
+void summarise_run(const core::Protocol& protocol, const RunRecords& records, report::Page& page);
+
+}  // namespace k3lab::experiments::situ_qat
