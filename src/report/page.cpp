@@ -114,8 +114,14 @@ std::string header(const Page& page) {
     out += "> **Protocol:** " + (page.frozen_detail.empty() ? std::string("FROZEN (no freeze detail recorded)")
                                                             : page.frozen_detail) + "\n\n";
   } else {
-    out += "> **NOT FROZEN** — this run did not use a frozen protocol; its numbers are for development only "
-           "and are not evidence." + (page.frozen_detail.empty() ? std::string() : " " + page.frozen_detail) + "\n\n";
+    // The detail may already start with "NOT FROZEN:"; say it once, loudly.
+    std::string detail = page.frozen_detail;
+    const std::string prefix = "NOT FROZEN";
+    if (detail.rfind(prefix, 0) == 0) detail.erase(0, detail.find_first_not_of(": -", prefix.size()));
+    if (detail.empty() || detail.find_first_not_of(' ') == std::string::npos) {
+      detail = "this run did not use a frozen protocol; its numbers are for development only and are not evidence.";
+    }
+    out += "> **NOT FROZEN** — " + detail + "\n\n";
   }
   for (const std::string& label : page.labels) out += "> **WARNING:** " + label + "\n\n";
   out += "**Status:** " + (page.status.empty() ? std::string("(not stated)") : page.status) + "\n\n";

@@ -144,6 +144,10 @@ TEST_F(PageTest, UnfrozenPagesSaySoAndEmptyLogsSayNone) {
   EXPECT_NE(md.find("## Failure log\n\nnone\n"), std::string::npos) << md;
   EXPECT_NE(md.find("## Excluded data\n\nnone\n"), std::string::npos);
   EXPECT_NE(md.find("## Provenance\n\nnone recorded"), std::string::npos);
+
+  page.frozen_detail = "NOT FROZEN: this run used --unfrozen";
+  const std::string with_detail = read(render_page(page, root_) / "index.md");
+  EXPECT_NE(with_detail.find("> **NOT FROZEN** — this run used --unfrozen\n"), std::string::npos) << with_detail;
 }
 
 TEST_F(PageTest, TwoRendersAreByteIdentical) {
