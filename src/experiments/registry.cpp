@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "k3lab/core/protocol.hpp"
@@ -67,6 +68,10 @@ std::unique_ptr<Experiment> make_experiment(const std::string& id) {
   K3LAB_CASE(memory_pool, "memory-pool")
 #endif
 #undef K3LAB_CASE
+  const auto& ids = core::experiment_ids();
+  if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
+    throw std::logic_error("experiment \"" + id + "\" has no module in this build; rebuild with scripts/setup.sh");
+  }
   std::string message = "unknown experiment \"" + id + "\"";
   if (auto guess = core::did_you_mean(id, core::experiment_ids())) message += "; did you mean \"" + *guess + "\"?";
   else message += "; `k3lab list` shows the eight experiment ids";
