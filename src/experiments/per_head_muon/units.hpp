@@ -1,0 +1,35 @@
+#pragma once
+// The frozen run ledger of per-head-muon: the pilot search, then the confirmatory runs.
+//
+// Unit ids: phase=pilot/arm=<arm>/config=<c>/seed=<s>       (c = 1..grid size, learning-rate major)
+//           phase=confirm/arm=<arm>/config=selected/seed=<s>
+// A confirmatory unit's configuration is a placeholder resolved at run time: the arm's configuration
+// with the lowest mean pilot validation loss. Order: every pilot run (seed, configuration, arm) before
+// any confirmatory run (seed, arm), because the confirmatory runs depend on the frozen selection.
+#include <string>
+#include <vector>
+
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "per_head_muon/parameters.hpp"
+
+namespace k3lab::experiments::per_head_muon {
+
+inline constexpr const char* kSelectedConfiguration = "selected";
+// The predeclared selection rule, recorded in every confirmatory unit's spec.
+inline constexpr const char* kSelectionRule =
+    "lowest mean validation loss over the pilot seeds at the pilot token budget; a failed or invalid pilot run counts "
+    "as infinite loss for its configuration; ties go to the lower configuration id";
+
+// adamw, muon, per-head-muon.
+const std::vector<std::string>& arm_ids();
+
+// Throws std::invalid_argument unless the protocol's arms are exactly these three.
+void require_arms(const std::vector<core::Arm>& arms);
+
+std::string pilot_unit_id(const std::string& arm, int configuration, std::uint64_t seed);
+std::string confirmatory_unit_id(const std::string& arm, std::uint64_t seed);
+
+std::vector<Unit> enumerate_units(const Parameters& p);
+
+}  // namespace k3lab::experiments::per_head_muon
