@@ -1,0 +1,49 @@
+#pragma once
+// Time as the API layer sees it: a monotonic clock for latencies, UTC for records, and a sleep that
+// tests can replace (ManualClock) so that Retry-After and rate-limit waits cost no real time.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace k3lab::api {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::steady_clock::time_point now() const = 0;
+  virtual std::chrono::system_clock::time_point utc_now() const = 0;
+  virtual void sleep_for(std::chrono::nanoseconds duration) = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point now() const override;
+  std::chrono::system_clock::time_point utc_now() const override;
+  void sleep_for(std::chrono::nanoseconds duration) override;
+};
+
+// The process-wide real clock.
+std::shared_ptr<Clock> system_clock();
+
+// Virtual time: sleep_for returns at once, advances the time and records the duration.
+class ManualClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point now() const override;
+  std::chrono::system_clock::time_point utc_now() const override;
+  void sleep_for(std::chrono::nanoseconds duration) override;
+
+  void advance(std::chrono::nanoseconds duration);
+  std::vector<std::chrono::nanoseconds> sleeps() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::chrono::nanoseconds offset_{0};
+  std::vector<std::chrono::nanoseconds> sleeps_;
+};
+
+// "2026-08-03T12:34:56.789Z"
+std::string format_utc(std::chrono::system_clock::time_point time);
+
+}  // namespace k3lab::api

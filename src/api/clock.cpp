@@ -1,0 +1,63 @@
+#include "k3lab/api/clock.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+namespace k3lab::api {
+
+std::chrono::steady_clock::time_point SystemClock::now() const { return std::chrono::steady_clock::now(); }
+
+std::chrono::system_clock::time_point SystemClock::utc_now() const { return std::chrono::system_clock::now(); }
+
+void SystemClock::sleep_for(std::chrono::nanoseconds duration) {
+  if (duration.count() > 0) std::this_thread::sleep_for(duration);
+}
+
+std::shared_ptr<Clock> system_clock() {
+  static const auto clock = std::make_shared<SystemClock>();
+  return clock;
+}
+
+std::chrono::steady_clock::time_point ManualClock::now() const {
+  std::lock_guard lock(mutex_);
+  return std::chrono::steady_clock::time_point(offset_);
+}
+
+std::chrono::system_clock::time_point ManualClock::utc_now() const {
+  std::lock_guard lock(mutex_);
+  // A fixed epoch keeps records made under a ManualClock reproducible: 2026-01-01T00:00:00Z.
+  return std::chrono::system_clock::time_point(std::chrono::seconds(1767225600)) +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(offset_);
+}
+
+void ManualClock::sleep_for(std::chrono::nanoseconds duration) {
+  std::lock_guard lock(mutex_);
+  sleeps_.push_back(duration);
+  if (duration.count() > 0) offset_ += duration;
+}
+
+void ManualClock::advance(std::chrono::nanoseconds duration) {
+  std::lock_guard lock(mutex_);
+  offset_ += duration;
+}
+
+std::vector<std::chrono::nanoseconds> ManualClock::sleeps() const {
+  std::lock_guard lock(mutex_);
+  return sleeps_;
+}
+
+std::string format_utc(std::chrono::system_clock::time_point time) {
+  const auto since_epoch = time.time_since_epoch();
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
+  const std::time_t t = static_cast<std::time_t>(seconds.count());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+  return buf;
+}
+
+}  // namespace k3lab::api

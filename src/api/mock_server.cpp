@@ -1,0 +1,580 @@
+#include "k3lab/api/mock_server.hpp"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "k3lab/api/prefix_cache.hpp"
+#include "k3lab/api/protocol_check.hpp"
+#include "k3lab/api/token_estimate.hpp"
+#include "k3lab/core/rng.hpp"
+
+namespace k3lab::api {
+namespace {
+
+constexpr std::uint64_t kBodyHashSeed = 0x6B336C61622D6D6Bull;  // "k3lab-mk"
+constexpr long long kCreated = 1767225600;                      // fixed: responses are deterministic
+
+// The longest prefix of `text` of at most `max_bytes` that ends on a UTF-8 character boundary.
+std::string utf8_prefix(const std::string& text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
+// Splits text into pieces of about `piece` bytes without cutting a UTF-8 character.
+std::vector<std::string> utf8_pieces(const std::string& text, std::size_t piece) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = std::min(text.size(), pos + piece);
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    out.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+nlohmann::json error_json(const std::string& type, const std::string& message) {
+  return {{"error", {{"type", type}, {"message", message}}}};
+}
+
+std::uint64_t requested_max_completion(const nlohmann::json& body, std::uint64_t fallback) {
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    if (const auto it = body.find(key); it != body.end() && it->is_number_integer() && it->get<std::int64_t>() > 0) {
+      return it->get<std::uint64_t>();
+    }
+  }
+  return fallback;
+}
+
+// What the model's reply becomes on the wire, after the completion limit.
+struct Completion {
+  std::string content;
+  std::string reasoning;
+  bool send_reasoning = false;
+  std::vector<ToolCall> tool_calls;
+  std::string finish_reason;
+  nlohmann::json usage;
+};
+
+}  // namespace
+
+std::string_view to_string(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::none: return "none";
+    case FaultKind::rate_limit: return "rate_limit";
+    case FaultKind::overload: return "overload";
+    case FaultKind::server_error: return "server_error";
+    case FaultKind::unavailable: return "unavailable";
+    case FaultKind::drop_mid_stream: return "drop_mid_stream";
+    case FaultKind::slow_first_token: return "slow_first_token";
+  }
+  return "none";
+}
+
+std::string render_prompt(const nlohmann::json& request) {
+  std::string out;
+  if (const auto tools = request.find("tools"); tools != request.end() && !tools->is_null()) {
+    out += tools->dump();
+    out += '\n';
+  }
+  if (const auto messages = request.find("messages"); messages != request.end() && messages->is_array()) {
+    for (const auto& m : *messages) {
+      out += m.dump();
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+struct MockServer::Impl {
+  explicit Impl(MockServerOptions o) : options(std::move(o)), cache(options.cache_block_bytes) {}
+
+  MockServerOptions options;
+  httplib::Server server;
+  std::thread thread;
+  std::atomic<bool> listen_finished{false};
+  std::atomic<bool> serving_blocking{false};
+  int bound_port = 0;
+  PrefixCache cache;
+
+  mutable std::mutex mutex;
+  std::map<std::uint64_t, int> arrivals;  // body hash -> times seen
+  std::vector<MockRequestRecord> log;
+  std::size_t next_sequence = 0;
+  std::size_t in_progress = 0;
+  std::size_t peak = 0;
+
+  void enter() {
+    std::lock_guard lock(mutex);
+    ++in_progress;
+    peak = std::max(peak, in_progress);
+  }
+  void leave() {
+    std::lock_guard lock(mutex);
+    --in_progress;
+  }
+
+  FaultKind decide_fault(std::uint64_t body_hash, int attempt) const {
+    const FaultPlan& plan = options.faults;
+    if (!plan.script.empty()) {
+      return attempt < static_cast<int>(plan.script.size()) ? plan.script[static_cast<std::size_t>(attempt)]
+                                                            : FaultKind::none;
+    }
+    if (attempt >= plan.max_faulted_attempts) return FaultKind::none;
+    core::Rng rng(core::stream_seed(plan.seed, {body_hash, static_cast<std::uint64_t>(attempt)}));
+    double u = rng.uniform();
+    const std::pair<double, FaultKind> table[] = {
+        {plan.rate_limit, FaultKind::rate_limit},     {plan.overload, FaultKind::overload},
+        {plan.server_error, FaultKind::server_error}, {plan.unavailable, FaultKind::unavailable},
+        {plan.drop_mid_stream, FaultKind::drop_mid_stream}, {plan.slow_first_token, FaultKind::slow_first_token},
+    };
+    for (const auto& [p, kind] : table) {
+      if (u < p) return kind;
+      u -= p;
+    }
+    return FaultKind::none;
+  }
+
+  void finish_record(MockRequestRecord record) {
+    std::lock_guard lock(mutex);
+    log.push_back(std::move(record));
+  }
+
+  static void send_error(httplib::Response& res, int status, const std::string& type, const std::string& message) {
+    res.status = status;
+    res.set_content(error_json(type, message).dump(), "application/json");
+  }
+
+  void set_common_headers(httplib::Response& res, std::size_t sequence) const {
+    const std::string id = "mock-req-" + std::to_string(sequence);
+    res.set_header("x-request-id", id);
+    res.set_header("msh-request-id", id);
+    res.set_header("x-k3lab-mock", "1");
+  }
+
+  bool authorized(const httplib::Request& req, httplib::Response& res) const {
+    if (!options.required_api_key) return true;
+    const std::string presented = req.get_header_value("Authorization");
+    if (presented == "Bearer " + *options.required_api_key) return true;
+    // Deliberately echoes what was presented (see header): the client must redact it.
+    send_error(res, 401, "invalid_authentication_error",
+               "Invalid Authentication: incorrect API key provided: '" + presented + "'");
+    return false;
+  }
+
+  Completion complete(const nlohmann::json& body, const MockReply& reply, std::uint64_t prompt_tokens,
+                      std::uint64_t cached_tokens, bool thinking) const {
+    Completion c;
+    const std::uint64_t max_tokens = requested_max_completion(body, options.default_max_completion_tokens);
+    const std::uint64_t budget_bytes = max_tokens * kApproxBytesPerToken;
+    c.send_reasoning = thinking && !reply.reasoning_content.empty();
+    c.reasoning = c.send_reasoning ? reply.reasoning_content : std::string();
+    c.content = reply.content;
+    c.tool_calls = reply.tool_calls;
+    for (std::size_t i = 0; i < c.tool_calls.size(); ++i) {
+      if (c.tool_calls[i].id.empty()) c.tool_calls[i].id = "functions." + c.tool_calls[i].name + ":" + std::to_string(i);
+    }
+    c.finish_reason = !reply.finish_reason.empty() ? reply.finish_reason
+                      : c.tool_calls.empty()       ? "stop"
+                                                   : "tool_calls";
+    std::size_t call_bytes = 0;
+    for (const auto& call : c.tool_calls) call_bytes += call.name.size() + call.arguments.size();
+    if (c.reasoning.size() > budget_bytes) {
+      c.reasoning = utf8_prefix(c.reasoning, budget_bytes);
+      c.content.clear();
+      c.tool_calls.clear();
+      c.finish_reason = "length";
+    } else if (c.content.size() + call_bytes > budget_bytes - c.reasoning.size()) {
+      c.content = utf8_prefix(c.content, budget_bytes - c.reasoning.size());
+      c.tool_calls.clear();
+      c.finish_reason = "length";
+    }
+    std::uint64_t completion = approx_token_count(c.reasoning) + approx_token_count(c.content);
+    for (const auto& call : c.tool_calls) completion += approx_token_count(call.name.size() + call.arguments.size());
+    completion = std::min(completion, max_tokens);
+    c.usage = {{"prompt_tokens", prompt_tokens},
+               {"completion_tokens", completion},
+               {"total_tokens", prompt_tokens + completion},
+               {"cached_tokens", cached_tokens},
+               {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
+    if (options.report_reasoning_tokens) {
+      c.usage["completion_tokens_details"] = {
+          {"reasoning_tokens", std::min<std::uint64_t>(approx_token_count(c.reasoning), completion)}};
+    }
+    return c;
+  }
+
+  static nlohmann::json tool_calls_json(const std::vector<ToolCall>& calls) {
+    auto out = nlohmann::json::array();
+    for (const auto& call : calls) {
+      out.push_back({{"id", call.id}, {"type", call.type}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    return out;
+  }
+
+  nlohmann::json completion_body(const nlohmann::json& body, const Completion& c, std::size_t sequence) const {
+    nlohmann::json message = {{"role", "assistant"}, {"content", c.content}};
+    if (c.send_reasoning) message["reasoning_content"] = c.reasoning;
+    if (!c.tool_calls.empty()) message["tool_calls"] = tool_calls_json(c.tool_calls);
+    return {{"id", "chatcmpl-mock-" + std::to_string(sequence)},
+            {"object", "chat.completion"},
+            {"created", kCreated},
+            {"model", body["model"]},
+            {"system_fingerprint", "k3lab-mock"},
+            {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", c.finish_reason}}}},
+            {"usage", c.usage}};
+  }
+
+  // The SSE text of a streamed completion, and where its first content-bearing event starts.
+  std::pair<std::string, std::size_t> stream_text(const nlohmann::json& body, const Completion& c,
+                                                  std::size_t sequence) const {
+    const std::string eol = options.crlf ? "\r\n" : "\n";
+    const nlohmann::json head = {{"id", "chatcmpl-mock-" + std::to_string(sequence)},
+                                 {"object", "chat.completion.chunk"},
+                                 {"created", kCreated},
+                                 {"model", body["model"]},
+                                 {"system_fingerprint", "k3lab-mock"}};
+    std::string text;
+    auto emit = [&](const nlohmann::json& choice_fields, const nlohmann::json* top_usage, bool empty_choices) {
+      nlohmann::json chunk = head;
+      if (empty_choices) {
+        chunk["choices"] = nlohmann::json::array();
+      } else {
+        nlohmann::json choice = {{"index", 0}, {"finish_reason", nullptr}};
+        choice.update(choice_fields);
+        chunk["choices"] = nlohmann::json::array({choice});
+      }
+      if (top_usage) chunk["usage"] = *top_usage;
+      text += "data: " + chunk.dump() + eol + eol;
+    };
+    if (options.keep_alive_comment) text += ": keep-alive" + eol + eol;
+    emit({{"delta", {{"role", "assistant"}, {"content", ""}}}}, nullptr, false);
+    const std::size_t first_token_offset = text.size();
+    const std::size_t piece = std::max<std::size_t>(1, options.stream_piece_bytes);
+    for (const auto& p : utf8_pieces(c.reasoning, piece)) emit({{"delta", {{"reasoning_content", p}}}}, nullptr, false);
+    for (const auto& p : utf8_pieces(c.content, piece)) emit({{"delta", {{"content", p}}}}, nullptr, false);
+    for (std::size_t i = 0; i < c.tool_calls.size(); ++i) {
+      const auto& call = c.tool_calls[i];
+      emit({{"delta",
+             {{"tool_calls",
+               {{{"index", i}, {"id", call.id}, {"type", call.type}, {"function", {{"name", call.name}, {"arguments", ""}}}}}}}}},
+           nullptr, false);
+      for (const auto& p : utf8_pieces(call.arguments, piece)) {
+        emit({{"delta", {{"tool_calls", {{{"index", i}, {"function", {{"arguments", p}}}}}}}}}, nullptr, false);
+      }
+    }
+    nlohmann::json finish = {{"delta", nlohmann::json::object()}, {"finish_reason", c.finish_reason}};
+    if (options.usage_placement != UsagePlacement::top_level) finish["usage"] = c.usage;
+    emit(finish, nullptr, false);
+    if (options.usage_placement != UsagePlacement::choice) emit(nlohmann::json::object(), &c.usage, true);
+    text += "data: [DONE]" + eol + eol;
+    return {text, first_token_offset};
+  }
+
+  void handle_models(const httplib::Request& req, httplib::Response& res) {
+    std::size_t sequence;
+    {
+      std::lock_guard lock(mutex);
+      sequence = next_sequence++;
+    }
+    set_common_headers(res, sequence);
+    MockRequestRecord record;
+    record.sequence = sequence;
+    record.path = req.path;
+    record.had_authorization = req.has_header("Authorization");
+    if (authorized(req, res)) {
+      auto data = nlohmann::json::array();
+      for (const auto& id : options.models) {
+        data.push_back({{"id", id}, {"object", "model"}, {"created", kCreated}, {"owned_by", "k3lab-mock"}});
+      }
+      res.set_content(nlohmann::json({{"object", "list"}, {"data", data}}).dump(), "application/json");
+      res.status = 200;
+    }
+    record.status = res.status;
+    finish_record(std::move(record));
+  }
+
+  void handle_chat(const httplib::Request& req, httplib::Response& res) {
+    enter();
+    bool streaming_started = false;
+    try {
+      streaming_started = handle_chat_inner(req, res);
+    } catch (const std::exception& e) {
+      send_error(res, 500, "server_error", std::string("mock server failure: ") + e.what());
+    }
+    if (!streaming_started) leave();
+  }
+
+  // Returns true when a streaming provider now owns the in-progress count.
+  bool handle_chat_inner(const httplib::Request& req, httplib::Response& res) {
+    MockRequestRecord record;
+    {
+      std::lock_guard lock(mutex);
+      record.sequence = next_sequence++;
+    }
+    record.path = req.path;
+    record.had_authorization = req.has_header("Authorization");
+    set_common_headers(res, record.sequence);
+    auto done = [&](int status) {
+      record.status = status;
+      finish_record(record);
+      return false;
+    };
+    if (!authorized(req, res)) return done(401);
+
+    record.body_hash = hash64(req.body, kBodyHashSeed);
+    {
+      std::lock_guard lock(mutex);
+      record.attempt = arrivals[record.body_hash]++;
+    }
+    const auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (options.log_bodies) record.body = body.is_discarded() ? nlohmann::json() : body;
+    if (body.is_discarded() || !body.is_object()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: body is not a JSON object");
+      return done(400);
+    }
+    if (!body.contains("model") || !body["model"].is_string()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: 'model' must be a string");
+      return done(400);
+    }
+    if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: 'messages' must be a non-empty array");
+      return done(400);
+    }
+    record.stream = body.value("stream", false);
+
+    record.fault = decide_fault(record.body_hash, record.attempt);
+    const FaultPlan& plan = options.faults;
+    auto retry_after = [&] {
+      if (plan.retry_after_seconds >= 0) res.set_header("Retry-After", std::to_string(plan.retry_after_seconds));
+    };
+    switch (record.fault) {
+      case FaultKind::rate_limit:
+        retry_after();
+        send_error(res, 429, "rate_limit_reached_error",
+                   "Your account request reached organization max RPM rate limit (mock fault)");
+        return done(429);
+      case FaultKind::overload:
+        retry_after();
+        send_error(res, 429, "engine_overloaded_error",
+                   "The engine is currently overloaded, please try again later (mock fault)");
+        return done(429);
+      case FaultKind::server_error:
+        send_error(res, 500, "server_error", "Internal server error (mock fault)");
+        return done(500);
+      case FaultKind::unavailable:
+        retry_after();
+        send_error(res, 503, "engine_overloaded_error", "Service temporarily unavailable (mock fault)");
+        return done(503);
+      default: break;
+    }
+
+    const bool thinking = thinking_enabled(body, options.thinking_default);
+    const std::string prompt = render_prompt(body);
+    const std::uint64_t prompt_tokens = approx_token_count(prompt);
+    const std::uint64_t max_tokens = requested_max_completion(body, options.default_max_completion_tokens);
+    if (prompt_tokens + max_tokens > options.context_window_tokens) {
+      send_error(res, 400, "invalid_request_error",
+                 "Invalid request: Your request exceeded model token limit : " +
+                     std::to_string(options.context_window_tokens));
+      return done(400);
+    }
+    if (const auto violation = check_replay_protocol(body["messages"], thinking)) {
+      send_error(res, 400, "invalid_request_error", violation->message);
+      return done(400);
+    }
+    MockReply reply;
+    try {
+      reply = options.model(body);
+    } catch (const std::exception& e) {
+      send_error(res, 500, "server_error", std::string("mock model failed: ") + e.what());
+      return done(500);
+    }
+    if (reply.error) {
+      send_error(res, reply.error->status, reply.error->type, reply.error->message);
+      return done(reply.error->status);
+    }
+    const std::uint64_t cached_tokens = cache.lookup_and_insert(prompt) / kApproxBytesPerToken;
+    const Completion completion = complete(body, reply, prompt_tokens, cached_tokens, thinking);
+
+    const bool slow = record.fault == FaultKind::slow_first_token;
+    const bool drop = record.fault == FaultKind::drop_mid_stream;
+    const auto delay = plan.first_token_delay;
+    std::string text;
+    std::size_t first_token_offset = 0;
+    std::string content_type;
+    if (record.stream) {
+      std::tie(text, first_token_offset) = stream_text(body, completion, record.sequence);
+      content_type = "text/event-stream";
+    } else {
+      text = completion_body(body, completion, record.sequence).dump();
+      content_type = "application/json";
+    }
+    record.status = 200;
+    finish_record(record);
+    res.status = 200;
+    if (!record.stream) {
+      if (slow) std::this_thread::sleep_for(delay);
+      if (!drop) {
+        res.set_content(text, content_type);
+        return false;
+      }
+      // Declares the full length, sends half, and closes: the client sees a short body.
+      auto shared_text = std::make_shared<std::string>(std::move(text));
+      res.set_content_provider(shared_text->size(), content_type,
+                               [shared_text](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                                 const std::size_t half = shared_text->size() / 2;
+                                 if (offset < half) sink.write(shared_text->data() + offset, half - offset);
+                                 return false;
+                               });
+      return false;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    const std::size_t wire = options.wire_write_bytes;
+    auto shared_text = std::make_shared<std::string>(std::move(text));
+    res.set_chunked_content_provider(
+        content_type,
+        [shared_text, first_token_offset, slow, drop, delay, wire](std::size_t, httplib::DataSink& sink) {
+          const std::string& t = *shared_text;
+          const std::size_t limit = drop ? t.size() / 2 : t.size();
+          std::size_t pos = 0;
+          bool slept = false;
+          while (pos < limit) {
+            std::size_t end = wire > 0 ? std::min(limit, pos + wire) : limit;
+            if (slow && !slept) {
+              if (pos >= first_token_offset) {
+                std::this_thread::sleep_for(delay);
+                slept = true;
+              } else {
+                end = std::min(end, first_token_offset);
+              }
+            }
+            if (!sink.write(t.data() + pos, end - pos)) return false;
+            pos = end;
+          }
+          if (drop) return false;  // closes the connection without the terminating chunk
+          sink.done();
+          return true;
+        },
+        [this](bool) { leave(); });
+    return true;
+  }
+};
+
+MockServer::MockServer(MockServerOptions options) {
+  const FaultPlan& p = options.faults;
+  const double probs[] = {p.rate_limit, p.overload, p.server_error, p.unavailable, p.drop_mid_stream, p.slow_first_token};
+  double sum = 0;
+  for (double x : probs) {
+    if (!(x >= 0 && x <= 1)) throw std::invalid_argument("FaultPlan probabilities must lie in [0, 1]");
+    sum += x;
+  }
+  if (sum > 1.0 + 1e-12) throw std::invalid_argument("FaultPlan probabilities sum to more than 1");
+  if (options.cache_block_bytes == 0 || options.cache_block_bytes % kApproxBytesPerToken != 0) {
+    throw std::invalid_argument("MockServerOptions.cache_block_bytes must be a positive multiple of 4 (one token = 4 bytes)");
+  }
+  if (!options.model) throw std::invalid_argument("MockServerOptions.model is empty; use echo_model() or your own");
+  if (options.models.empty()) throw std::invalid_argument("MockServerOptions.models must list at least one id");
+  impl_ = std::make_unique<Impl>(std::move(options));
+  auto& svr = impl_->server;
+  svr.new_task_queue = [] { return new httplib::ThreadPool(32); };
+  svr.set_tcp_nodelay(true);
+  svr.set_read_timeout(std::chrono::seconds(60));
+  svr.set_write_timeout(std::chrono::seconds(60));
+  Impl* impl = impl_.get();
+  svr.Post("/v1/chat/completions",
+           [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_chat(req, res); });
+  svr.Get("/v1/models", [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_models(req, res); });
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.body.empty()) {
+      res.set_content(error_json("resource_not_found_error", "no route for " + req.method + " " + req.path).dump(),
+                      "application/json");
+    }
+  });
+}
+
+MockServer::~MockServer() { stop(); }
+
+int MockServer::start(int port) {
+  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port));
+  auto& svr = impl_->server;
+  if (port == 0) {
+    impl_->bound_port = svr.bind_to_any_port(impl_->options.host);
+    if (impl_->bound_port <= 0) throw std::runtime_error("mock server could not bind an ephemeral port on " + impl_->options.host);
+  } else {
+    if (!svr.bind_to_port(impl_->options.host, port)) {
+      throw std::runtime_error("mock server could not bind " + impl_->options.host + ":" + std::to_string(port) +
+                               "; is the port in use? pick another with --port");
+    }
+    impl_->bound_port = port;
+  }
+  impl_->listen_finished = false;
+  impl_->thread = std::thread([impl = impl_.get()] {
+    impl->server.listen_after_bind();
+    impl->listen_finished = true;
+  });
+  return impl_->bound_port;
+}
+
+void MockServer::stop() {
+  if (!impl_) return;
+  if (impl_->serving_blocking) {
+    while (!impl_->server.is_running() && impl_->serving_blocking) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    impl_->server.stop();
+    return;
+  }
+  if (!impl_->thread.joinable()) return;
+  // stop() only takes effect once the accept loop runs; wait for it (bounded by the thread ending).
+  while (!impl_->server.is_running() && !impl_->listen_finished) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->server.stop();
+  impl_->thread.join();
+}
+
+void MockServer::serve(int port) {
+  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port));
+  auto& svr = impl_->server;
+  if (port == 0) {
+    impl_->bound_port = svr.bind_to_any_port(impl_->options.host);
+    if (impl_->bound_port <= 0) throw std::runtime_error("mock server could not bind an ephemeral port on " + impl_->options.host);
+  } else {
+    if (!svr.bind_to_port(impl_->options.host, port)) {
+      throw std::runtime_error("mock server could not bind " + impl_->options.host + ":" + std::to_string(port) +
+                               "; is the port in use? pick another with --port");
+    }
+    impl_->bound_port = port;
+  }
+  spdlog::info("k3lab mock server listening on {} (simulated endpoint: not evidence about Kimi K3)", base_url());
+  impl_->serving_blocking = true;
+  svr.listen_after_bind();
+  impl_->serving_blocking = false;
+}
+
+int MockServer::port() const { return impl_->bound_port; }
+
+std::string MockServer::base_url() const {
+  const std::string& host = impl_->options.host;
+  const bool v6 = host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(impl_->bound_port) + "/v1";
+}
+
+std::vector<MockRequestRecord> MockServer::received() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->log;
+}
+
+std::size_t MockServer::max_concurrent_requests() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->peak;
+}
+
+void MockServer::clear_cache() { impl_->cache.clear(); }
+
+}  // namespace k3lab::api

@@ -1,0 +1,78 @@
+#include "k3lab/api/prefix_cache.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace k3lab::api {
+namespace {
+
+constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ull;
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::uint64_t hash64(std::string_view bytes, std::uint64_t seed) {
+  std::uint64_t h = mix(seed ^ (bytes.size() * kMul));
+  const char* p = bytes.data();
+  std::size_t n = bytes.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ mix(w)) * kMul;
+    h ^= h >> 29;
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, p, n);
+  h = (h ^ mix(tail ^ (static_cast<std::uint64_t>(n) << 56))) * kMul;
+  return mix(h);
+}
+
+PrefixCache::PrefixCache(std::size_t block_bytes, std::size_t max_blocks)
+    : block_bytes_(block_bytes), max_blocks_(max_blocks) {
+  if (block_bytes_ == 0) throw std::invalid_argument("prefix cache block size must be positive");
+}
+
+std::size_t PrefixCache::lookup(std::string_view prompt) const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t h = 0;
+  std::size_t cached = 0;
+  for (std::size_t off = 0; off + block_bytes_ <= prompt.size(); off += block_bytes_) {
+    h = hash64(prompt.substr(off, block_bytes_), h);
+    if (!blocks_.count(h)) break;
+    cached = off + block_bytes_;
+  }
+  return cached;
+}
+
+std::size_t PrefixCache::lookup_and_insert(std::string_view prompt) {
+  std::lock_guard lock(mutex_);
+  std::uint64_t h = 0;
+  std::size_t cached = 0;
+  bool hit_run = true;
+  const std::size_t whole_blocks = prompt.size() / block_bytes_;
+  if (blocks_.size() + whole_blocks > max_blocks_) blocks_.clear();
+  for (std::size_t off = 0; off + block_bytes_ <= prompt.size(); off += block_bytes_) {
+    h = hash64(prompt.substr(off, block_bytes_), h);
+    const bool inserted = blocks_.insert(h).second;
+    if (hit_run && !inserted) {
+      cached = off + block_bytes_;
+    } else {
+      hit_run = false;
+    }
+  }
+  return cached;
+}
+
+void PrefixCache::clear() {
+  std::lock_guard lock(mutex_);
+  blocks_.clear();
+}
+
+}  // namespace k3lab::api

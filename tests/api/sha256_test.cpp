@@ -1,0 +1,38 @@
+// SHA-256 against the FIPS 180-4 / NIST example vectors.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "k3lab/api/sha256.hpp"
+
+namespace k3lab::api {
+namespace {
+
+TEST(Sha256, NistVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, IncrementalEqualsOneShotAtEverySplit) {
+  const std::string text = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq-and-some-more-bytes-to-pass-two-blocks";
+  const std::string whole = sha256_hex(text);
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    Sha256 h;
+    h.update(std::string_view(text).substr(0, cut));
+    h.update(std::string_view(text).substr(cut));
+    const auto d = h.digest();
+    std::string hex;
+    for (auto b : d) {
+      hex += "0123456789abcdef"[b >> 4];
+      hex += "0123456789abcdef"[b & 15];
+    }
+    ASSERT_EQ(hex, whole) << "cut " << cut;
+  }
+}
+
+}  // namespace
+}  // namespace k3lab::api
