@@ -440,9 +440,16 @@ struct MockServer::Impl {
     res.set_header("Cache-Control", "no-cache");
     const std::size_t wire = options.wire_write_bytes;
     auto shared_text = std::make_shared<std::string>(std::move(text));
+    // The request stops counting as in progress before its last bytes go out, so a client that has
+    // read the whole response can never observe it as still running (max_concurrent_requests);
+    // the releaser covers a stream the client abandoned.
+    auto left = std::make_shared<std::atomic<bool>>(false);
+    auto leave_once = [this, left] {
+      if (!left->exchange(true)) leave();
+    };
     res.set_chunked_content_provider(
         content_type,
-        [shared_text, first_token_offset, slow, drop, delay, wire](std::size_t, httplib::DataSink& sink) {
+        [shared_text, first_token_offset, slow, drop, delay, wire, leave_once](std::size_t, httplib::DataSink& sink) {
           const std::string& t = *shared_text;
           const std::size_t limit = drop ? t.size() / 2 : t.size();
           std::size_t pos = 0;
@@ -457,14 +464,16 @@ struct MockServer::Impl {
                 end = std::min(end, first_token_offset);
               }
             }
+            if (end == limit) leave_once();
             if (!sink.write(t.data() + pos, end - pos)) return false;
             pos = end;
           }
+          leave_once();
           if (drop) return false;  // closes the connection without the terminating chunk
           sink.done();
           return true;
         },
-        [this](bool) { leave(); });
+        [leave_once](bool) { leave_once(); });
     return true;
   }
 };

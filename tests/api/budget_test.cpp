@@ -38,13 +38,12 @@ TEST(TokenEstimate, ApproxIsCeilQuarterBytes) {
 }
 
 TEST(TokenEstimate, RequestUpperBoundCountsEveryTextField) {
-  const nlohmann::json request = {
-      {"messages",
-       {{{"role", "system"}, {"content", "abcd"}},
-        {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "xy"}}, {{"type", "text"}, {"text", "z"}}}}}},
-        {{"role", "assistant"}, {"content", ""}, {"reasoning_content", "rr"},
-         {"tool_calls", {{{"id", "i"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", "{}"}}}}}}},
-        {{"role", "tool"}, {"tool_call_id", "i"}, {"content", "ok"}}}}};
+  const nlohmann::json request = nlohmann::json::parse(R"({"messages": [
+    {"role": "system", "content": "abcd"},
+    {"role": "user", "content": [{"type": "text", "text": "xy"}, {"type": "text", "text": "z"}]},
+    {"role": "assistant", "content": "", "reasoning_content": "rr",
+     "tool_calls": [{"id": "i", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "i", "content": "ok"}]})");
   const auto bound = request_token_upper_bound(request);
   const std::string call = request["messages"][2]["tool_calls"][0].dump();
   std::uint64_t call_bound = 0;
@@ -53,7 +52,8 @@ TEST(TokenEstimate, RequestUpperBoundCountsEveryTextField) {
   EXPECT_EQ(bound.text_tokens, 4u + 3u + 2u + call_bound + 1u + 2u);
   EXPECT_EQ(bound.framing_tokens, kFramingTokensPerRequest + 4 * kFramingTokensPerMessage);
   EXPECT_THROW(request_token_upper_bound(nlohmann::json::object()), std::invalid_argument);
-  EXPECT_THROW(request_token_upper_bound({{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}}),
+  EXPECT_THROW(request_token_upper_bound(nlohmann::json::parse(
+                   R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})")),
                std::invalid_argument);
 }
 
