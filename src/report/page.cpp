@@ -43,6 +43,11 @@ struct RenderedPage {
   std::map<std::string, std::string> charts;
 };
 
+// Recorded text (model output, error messages) may hold invalid UTF-8: replace it rather than throw.
+std::string dump_json(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string ensure_paragraph(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text + "\n\n";
@@ -63,7 +68,7 @@ void flatten_json(const nlohmann::json& value, const std::string& key, std::vect
   } else if (value.is_string()) {
     out.emplace_back(key, value.get<std::string>());
   } else {
-    out.emplace_back(key, value.dump());
+    out.emplace_back(key, dump_json(value, -1));
   }
 }
 
@@ -155,7 +160,7 @@ RenderedPage render_in_memory(const Page& page) {
           throw std::invalid_argument(where + ": table id '" + table.id + "' is used twice on this page; give each table its own id");
         }
         rendered.tables[csv_name] = table_csv(table);
-        rendered.tables[table.id + ".json"] = table_json(table).dump(2) + "\n";
+        rendered.tables[table.id + ".json"] = dump_json(table_json(table), 2) + "\n";
         if (!table.title.empty()) md += "### " + table.title + "\n\n";
         md += table_markdown(table) + "\n";
         if (!table.caption.empty()) md += ensure_paragraph(table.caption);

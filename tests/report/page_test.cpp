@@ -187,6 +187,16 @@ TEST_F(PageTest, BadPagesFailBeforeWritingAnything) {
   EXPECT_TRUE(fs::is_empty(root_));
 }
 
+TEST_F(PageTest, InvalidUtf8InRecordedTextDoesNotStopTheRender) {
+  Page page = sample_page(true);
+  page.blocks[1].table.rows[1][2] = Cell("model said \xFF\xFE");
+  page.provenance["host"] = {{"name", "bad\xC3"}};
+  const fs::path folder = render_page(page, root_);
+  const std::string json = read(folder / "tables/per-seed.json");
+  EXPECT_NE(json.find("model said \xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos) << json;
+  EXPECT_NO_THROW(nlohmann::json::parse(json));
+}
+
 TEST_F(PageTest, EmptyProfileUsesTheBareId) {
   Page page = sample_page(true);
   page.profile = "";
