@@ -56,6 +56,18 @@ class ScopedSecret {
   std::string value_;
 };
 
+// A key with whitespace or control characters would corrupt (or inject into) the header block; the
+// message names the variable, never the value.
+void check_key_characters(const std::string& key, const std::string& env_name) {
+  for (const unsigned char c : key) {
+    if (c <= 0x20 || c == 0x7F) {
+      throw std::runtime_error(env_name +
+                               " contains whitespace or control characters (a stray newline from a file?); "
+                               "export the bare key");
+    }
+  }
+}
+
 struct SlistDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
@@ -430,6 +442,7 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
     throw std::runtime_error(config_.api_key_env + " is not set: export it to call " + endpoint_.host +
                              ", or run without a key against the built-in mock server (k3lab mock-server)");
   }
+  check_key_characters(key.value(), config_.api_key_env);
   const bool stream = request.value("stream", false);
   nlohmann::json payload = request;
   if (stream && !payload.contains("stream_options")) payload["stream_options"] = {{"include_usage", true}};
@@ -530,6 +543,7 @@ std::vector<std::string> ChatClient::list_models() const {
   if (key.value().empty() && !endpoint_.loopback) {
     throw std::runtime_error(config_.api_key_env + " is not set: export it to list the models of " + endpoint_.host);
   }
+  check_key_characters(key.value(), config_.api_key_env);
   std::unique_ptr<CURL, EasyDeleter> handle(curl_easy_init());
   if (!handle) throw std::runtime_error("libcurl could not create a transfer handle");
   CURL* h = handle.get();

@@ -102,7 +102,7 @@ struct MockServer::Impl {
   std::thread thread;
   std::atomic<bool> listen_finished{false};
   std::atomic<bool> serving_blocking{false};
-  int bound_port = 0;
+  std::atomic<int> bound_port{0};
   PrefixCache cache;
 
   mutable std::mutex mutex;
@@ -513,7 +513,7 @@ MockServer::MockServer(MockServerOptions options) {
 MockServer::~MockServer() { stop(); }
 
 int MockServer::start(int port) {
-  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port));
+  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port.load()));
   auto& svr = impl_->server;
   if (port == 0) {
     impl_->bound_port = svr.bind_to_any_port(impl_->options.host);
@@ -548,7 +548,7 @@ void MockServer::stop() {
 }
 
 void MockServer::serve(int port) {
-  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port));
+  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port.load()));
   auto& svr = impl_->server;
   if (port == 0) {
     impl_->bound_port = svr.bind_to_any_port(impl_->options.host);

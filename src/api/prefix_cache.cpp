@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace k3lab::api {
 namespace {
@@ -37,6 +38,7 @@ std::uint64_t hash64(std::string_view bytes, std::uint64_t seed) {
 PrefixCache::PrefixCache(std::size_t block_bytes, std::size_t max_blocks)
     : block_bytes_(block_bytes), max_blocks_(max_blocks) {
   if (block_bytes_ == 0) throw std::invalid_argument("prefix cache block size must be positive");
+  if (max_blocks_ < 2) throw std::invalid_argument("prefix cache must hold at least 2 blocks");
 }
 
 std::size_t PrefixCache::lookup(std::string_view prompt) const {
@@ -45,34 +47,36 @@ std::size_t PrefixCache::lookup(std::string_view prompt) const {
   std::size_t cached = 0;
   for (std::size_t off = 0; off + block_bytes_ <= prompt.size(); off += block_bytes_) {
     h = hash64(prompt.substr(off, block_bytes_), h);
-    if (!blocks_.count(h)) break;
+    if (!recent_.count(h) && !older_.count(h)) break;
     cached = off + block_bytes_;
   }
   return cached;
 }
 
 std::size_t PrefixCache::lookup_and_insert(std::string_view prompt) {
-  std::lock_guard lock(mutex_);
+  std::vector<std::uint64_t> ids;
+  ids.reserve(prompt.size() / block_bytes_);
   std::uint64_t h = 0;
-  std::size_t cached = 0;
-  bool hit_run = true;
-  const std::size_t whole_blocks = prompt.size() / block_bytes_;
-  if (blocks_.size() + whole_blocks > max_blocks_) blocks_.clear();
   for (std::size_t off = 0; off + block_bytes_ <= prompt.size(); off += block_bytes_) {
     h = hash64(prompt.substr(off, block_bytes_), h);
-    const bool inserted = blocks_.insert(h).second;
-    if (hit_run && !inserted) {
-      cached = off + block_bytes_;
-    } else {
-      hit_run = false;
-    }
+    ids.push_back(h);
   }
-  return cached;
+  std::lock_guard lock(mutex_);
+  std::size_t hit_blocks = 0;
+  while (hit_blocks < ids.size() && (recent_.count(ids[hit_blocks]) || older_.count(ids[hit_blocks]))) ++hit_blocks;
+  // Turnover after the lookup, so this prompt's own hits count before the older generation goes.
+  if (recent_.size() + ids.size() > max_blocks_ / 2) {
+    older_ = std::move(recent_);
+    recent_.clear();
+  }
+  recent_.insert(ids.begin(), ids.end());  // hits are refreshed into the newer generation
+  return hit_blocks * block_bytes_;
 }
 
 void PrefixCache::clear() {
   std::lock_guard lock(mutex_);
-  blocks_.clear();
+  recent_.clear();
+  older_.clear();
 }
 
 }  // namespace k3lab::api

@@ -3,6 +3,8 @@
 // pool keeps call order and the in-flight bound.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "k3lab/api/call_pool.hpp"
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/mock_server.hpp"
@@ -314,6 +316,35 @@ TEST(CallPool, ValidatesEveryRequestFirstAndRethrowsLowestIndex) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "index 1");
   }
+}
+
+TEST(MockServer, BlockingServeStopsFromAnotherThread) {
+  ScopedEnv no_key(kNoKeyEnv, nullptr);
+  MockServer server;
+  std::thread serving([&] { server.serve(0); });
+  while (server.port() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ChatClient client(client_config_for(server, kNoKeyEnv));
+  const ChatResult r = client.complete(user_request("served", false));
+  EXPECT_TRUE(r.ok()) << r.record.error_message;
+  EXPECT_EQ(r.response.content, "served");
+  server.stop();
+  serving.join();
+}
+
+TEST(MockClient, KeyWithControlCharactersIsRefusedWithoutEchoingIt) {
+  const char* env = "K3LAB_TEST_NEWLINE_KEY";
+  ScopedEnv key(env, "sk-secretvalue\nX-Injected: 1");  // a real newline: header injection
+  MockServer server;
+  server.start(0);
+  ChatClient client(client_config_for(server, env));
+  try {
+    client.complete(user_request("x", false));
+    FAIL() << "a key with a newline was sent";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(env), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find("secretvalue"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(server.received().empty());
 }
 
 TEST(MockServer, EphemeralPortsStartAndStop) {

@@ -52,13 +52,19 @@ TEST(PrefixCache, SameBlockAtAnotherPositionDoesNotHit) {
   EXPECT_EQ(cache.lookup("AAAACCCC"), 4u);
 }
 
-TEST(PrefixCache, FlushesWhenFull) {
-  PrefixCache cache(4, 3);
-  cache.lookup_and_insert("AAAABBBB");
-  cache.lookup_and_insert("CCCCDDDD");  // 2 + 2 > 3: flush first
-  EXPECT_EQ(cache.lookup("AAAABBBB"), 0u);
-  EXPECT_EQ(cache.lookup("CCCCDDDD"), 8u);
+TEST(PrefixCache, OldGenerationIsDroppedRecentlyUsedSurvives) {
+  PrefixCache cache(4, 4);  // each generation holds 2 blocks
+  const std::string p1 = "AAAABBBB", p2 = "CCCCDDDD", p3 = "EEEEFFFF";
+  cache.lookup_and_insert(p1);
+  cache.lookup_and_insert(p2);  // turnover: p1 is now the older generation
+  EXPECT_EQ(cache.lookup(p1), 8u);
+  EXPECT_EQ(cache.lookup_and_insert(p1), 8u);  // a hit, refreshed into the newer generation
+  cache.lookup_and_insert(p3);                 // turnover: p2 is dropped, p1 survives
+  EXPECT_EQ(cache.lookup(p2), 0u);
+  EXPECT_EQ(cache.lookup(p1), 8u);
+  EXPECT_EQ(cache.lookup(p3), 8u);
   EXPECT_THROW(PrefixCache(0), std::invalid_argument);
+  EXPECT_THROW(PrefixCache(4, 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ struct MockServerOptions {
   std::size_t wire_write_bytes = 0;      // >0: SSE bytes are written in pieces this small
   bool crlf = false;                     // SSE lines end with CRLF instead of LF
   bool keep_alive_comment = true;        // start each stream with a ": keep-alive" comment
-  bool log_bodies = true;                // keep parsed request bodies in received()
+  bool log_bodies = false;  // keep parsed request bodies in received() (tests; memory grows per call)
 };
 
 struct MockRequestRecord {

@@ -13,9 +13,11 @@ namespace k3lab::api {
 
 class PrefixCache {
  public:
-  // block_bytes > 0. When more than max_blocks are stored the cache is flushed (a cold restart), which
-  // bounds memory for long mock runs.
-  explicit PrefixCache(std::size_t block_bytes = 1024, std::size_t max_blocks = std::size_t{1} << 22);
+  // block_bytes > 0. Memory stays under about max_blocks block ids: the cache keeps two generations,
+  // and when the newer one would pass max_blocks / 2 the older one is dropped (blocks used since the
+  // last turnover survive, like an LRU at generation granularity). 2^21 ids is about 80 MB and holds
+  // some 500 prompts of one million tokens.
+  explicit PrefixCache(std::size_t block_bytes = 1024, std::size_t max_blocks = std::size_t{1} << 21);
 
   // Bytes of the longest cached whole-block prefix of `prompt`; then stores all of its whole blocks.
   std::size_t lookup_and_insert(std::string_view prompt);
@@ -29,7 +31,8 @@ class PrefixCache {
   std::size_t block_bytes_;
   std::size_t max_blocks_;
   mutable std::mutex mutex_;
-  std::unordered_set<std::uint64_t> blocks_;
+  std::unordered_set<std::uint64_t> recent_;
+  std::unordered_set<std::uint64_t> older_;
 };
 
 // A 64-bit hash of `bytes` continuing from `seed` (not cryptographic; for cache keys).
