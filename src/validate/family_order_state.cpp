@@ -1,6 +1,6 @@
 // Family 4, order-sensitive state: ledger events for one account whose final balance depends on the
-// order in which they appear (non-commuting operations: multiply and reset against deposits and
-// withdrawals), interleaved with events for other accounts.
+// order in which they appear (multiplication does not commute with deposits and withdrawals),
+// interleaved with events for other accounts (which may also reset their balance).
 #include <set>
 #include <sstream>
 
@@ -74,31 +74,42 @@ long long run_later_reversed(const std::vector<LedgerEvent>& events) {
   return run(reordered);
 }
 
-// Target sequence: open + 4 operations, never negative in document order, with a different result
-// when the four operations are reversed (so the order matters).
+// The result without event `skip`.
+long long run_without(const std::vector<LedgerEvent>& events, std::size_t skip) {
+  std::vector<LedgerEvent> rest;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    if (k != skip) rest.push_back(events[k]);
+  }
+  return run(rest);
+}
+
+// Target sequence: open + 4 operations (deposits, withdrawals, at least one multiplication; no reset,
+// which would make the earlier events irrelevant), never negative in document order, such that
+// dropping any single event changes the result (every event is required evidence) and reversing the
+// four operations changes it too (the order matters).
 std::vector<LedgerEvent> draw_target_events(core::Rng& rng) {
   for (;;) {
     std::vector<LedgerEvent> events{{Op::open, 50 + static_cast<long long>(rng.below(151))}};
-    int resets = 0;
     int multiplies = 0;
     bool valid = true;
     long long balance = events.front().value;
     for (int i = 0; i < 4; ++i) {
-      LedgerEvent event = draw_op(rng, resets == 0);
-      if (event.op == Op::reset) ++resets;
+      LedgerEvent event = draw_op(rng, false);
       if (event.op == Op::multiply) ++multiplies;
       balance = apply(balance, event);
       if (balance < 0) valid = false;
       events.push_back(event);
     }
-    if (valid && multiplies >= 1 && run(events) != run_later_reversed(events)) return events;
+    const long long result = run(events);
+    for (std::size_t k = 0; k < events.size() && valid; ++k) valid = run_without(events, k) != result;
+    if (valid && multiplies >= 1 && result != run_later_reversed(events)) return events;
   }
 }
 
 std::vector<LedgerEvent> draw_other_events(core::Rng& rng) {
   for (;;) {
     std::vector<LedgerEvent> events{{Op::open, 30 + static_cast<long long>(rng.below(171))}};
-    for (int i = 0; i < 2; ++i) events.push_back(draw_op(rng, false));
+    for (int i = 0; i < 2; ++i) events.push_back(draw_op(rng, true));
     long long balance = 0;
     bool valid = true;
     for (const auto& event : events) {

@@ -75,6 +75,24 @@ TEST(ContextReader, FailingReaderTakesACompetitorAndFailsTheValidator) {
   }
 }
 
+TEST(ContextReader, EveryRequiredSectionIsNecessary) {
+  // Blanking any one required section makes the (perfect) reader's answer wrong: the required
+  // evidence really is required.
+  for (FixtureFamily family : kFixtureFamilies) {
+    for (int index : {0, 3, 7}) {
+      const ContextFixture f = generate_context_fixture(request_for(family, index, 8192));
+      for (const auto& p : f.placements) {
+        if (!p.required) continue;
+        SCOPED_TRACE(fixture_id(family, index) + " without " + p.evidence_id);
+        std::string edited = f.prompt;
+        edited.replace(p.byte_offset + 9, p.text.size(), "The quiet lantern rested beside the pond.\n");
+        const ReaderReply reply = read_fixture_prompt(edited, perfect_reader());
+        EXPECT_FALSE(validate_context_answer(f, reply.text).passed) << reply.text;
+      }
+    }
+  }
+}
+
 TEST(ContextReader, ReadsThePromptNotTheGroundTruth) {
   const ContextFixture f = generate_context_fixture(request_for(FixtureFamily::single_retrieval, 3, 8192));
   std::string edited = f.prompt;

@@ -94,22 +94,29 @@ void ProseGenerator::append_sentence(std::string& out) {
     out += word.substr(1);
   };
   auto s = [&](std::string_view text) { out += text; };
+  // "a" or "an" followed by a word drawn from `words` (capitalised article at a sentence start).
+  auto article = [&](const std::vector<std::string_view>& words, bool capital) {
+    const std::string_view word = pick(rng_, words);
+    const bool vowel = std::string_view("aeiou").find(word[0]) != std::string_view::npos;
+    out += capital ? (vowel ? "An " : "A ") : (vowel ? "an " : "a ");
+    out += word;
+  };
   switch (rng_.below(10)) {
     case 0: s("The "); adj(); s(" "); noun(); s(" "); vi(); s(" "); prep(); s(" the "); noun(); s("."); break;
     case 1: cap_adv(); s(", the "); noun(); s(" "); vt(); s(" the "); adj(); s(" "); noun(); s("."); break;
     case 2:
-      s("A "); adj(); s(" "); noun(); s(" "); vi(); s(" near the "); noun(); s(" while the "); noun(); s(" ");
+      article(kAdjectives, true); s(" "); noun(); s(" "); vi(); s(" near the "); noun(); s(" while the "); noun(); s(" ");
       vi(); s(" "); adv(); s(".");
       break;
-    case 3: s("Every "); noun(); s(" "); vp(); s(" a "); adj(); s(" "); noun(); s(" "); prep(); s(" the "); noun(); s("."); break;
+    case 3: s("Every "); noun(); s(" "); vp(); s(" "); article(kAdjectives, false); s(" "); noun(); s(" "); prep(); s(" the "); noun(); s("."); break;
     case 4: s("The "); noun(); s(" and the "); noun(); s(" "); vi(); s(" together "); prep(); s(" the "); adj(); s(" "); noun(); s("."); break;
-    case 5: s("In the "); adj(); s(" "); noun(); s(", a "); noun(); s(" "); vi(); s(" "); adv(); s("."); break;
+    case 5: s("In the "); adj(); s(" "); noun(); s(", "); article(kNouns, false); s(" "); vi(); s(" "); adv(); s("."); break;
     case 6: s("Someone "); vt(); s(" the "); noun(); s(" before the "); adj(); s(" "); noun(); s(" "); vi(); s("."); break;
     case 7:
       s("Beyond the "); noun(); s(", the "); adj(); s(" "); noun(); s(" "); vi(); s(" and the "); noun(); s(" "); vi(); s(".");
       break;
     case 8: s("The "); noun(); s(" "); vt(); s(" the "); noun(); s(", and the "); noun(); s(" "); vi(); s(" "); adv(); s("."); break;
-    default: cap_adv(); s(", a "); adj(); s(" "); noun(); s(" "); vt(); s(" the "); noun(); s(" "); prep(); s(" the "); noun(); s("."); break;
+    default: cap_adv(); s(", "); article(kAdjectives, false); s(" "); noun(); s(" "); vt(); s(" the "); noun(); s(" "); prep(); s(" the "); noun(); s("."); break;
   }
 }
 
