@@ -112,7 +112,7 @@ struct SimResult {
   std::int64_t deadline_us = 0;
   std::int64_t end_us = 0;
   bool deadline_hit = false;
-  std::uint64_t iterations = 0;
+  std::uint64_t iterations = 0;  // engine loop passes, including the release-only pass before an idle jump
 
   TimeSeries series;
 };

@@ -69,6 +69,11 @@ class UnifiedArena {
     return owner < owners_.size() ? static_cast<std::uint32_t>(owners_[owner].pages.size()) : 0;
   }
   bool has_state(std::uint32_t owner) const { return owner < owners_.size() && owners_[owner].state != kNoOwner; }
+  // Positions, for tests and traces: page index from address 0, state slot index from the arena end.
+  std::vector<std::uint32_t> page_positions(std::uint32_t owner) const {
+    return owner < owners_.size() ? owners_[owner].pages : std::vector<std::uint32_t>{};
+  }
+  std::uint32_t state_slot(std::uint32_t owner) const { return owner < owners_.size() ? owners_[owner].state : kNoOwner; }
   std::uint32_t kv_region_pages() const { return kv_count_; }
   std::uint32_t state_region_slots() const { return state_count_; }
   Bytes bytes_moved() const { return bytes_moved_; }
