@@ -1,0 +1,112 @@
+#pragma once
+// The shared trainer of the proxy-ablation experiments (hybrid-attention now; attn-res, router-balance,
+// situ-qat and per-head-muon reuse it with their own ModelConfig and optimizer).
+//
+// Contract:
+// - Trains exactly token_budget tokens in steps of batch_tokens (sequence_length windows in the
+//   order of data_order.hpp), never stopping early for a weak run.
+// - Evaluates every eval_interval_tokens (validation loss plus the caller's probes), the last
+//   evaluation exactly at the budget, and checkpoints at each evaluation.
+// - Resumes from the latest checkpoint in checkpoint_dir; on CPU a resumed run gives bitwise the
+//   losses of an uninterrupted one (same thread count).
+// - NaN/inf loss or gradient, and out-of-memory, end the run as a Failed result with a class; loss
+//   spikes are recorded events; the safety timeout ends it as TimedOut (incomplete, never compared);
+//   a stop request checkpoints and returns Interrupted.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "k3lab/models/decoder_lm.hpp"
+#include "k3lab/models/model_config.hpp"
+#include "k3lab/train/dataset.hpp"
+#include "k3lab/train/optimizer.hpp"
+
+namespace k3lab::train {
+
+struct LossSpikeRule {
+  std::int64_t window = 20;  // steps in the running median
+  double factor = 2.0;       // a loss above factor x the median of the previous window is a spike
+};
+
+struct TrainerConfig {
+  models::ModelConfig model;
+  std::uint64_t init_seed = 0;
+  std::uint64_t order_seed = 0;        // the data order (same for every arm and seed of an experiment)
+  std::int64_t token_budget = 0;
+  std::int64_t batch_tokens = 0;
+  std::int64_t sequence_length = 0;
+  std::int64_t eval_interval_tokens = 0;
+  std::int64_t validation_tokens = 0;
+  std::int64_t micro_batch_rows = 0;   // rows per forward/backward; 0: as many as fit 16384 tokens
+  OptimizerSpec optimizer;
+  double grad_clip = 1.0;              // global gradient-norm clip (0: none)
+  LossSpikeRule spikes;
+  double safety_timeout_seconds = 72.0 * 3600.0;
+  std::filesystem::path checkpoint_dir;  // empty: no checkpoints, no resume
+  std::string device = "cpu";            // auto | cpu | cuda[:N]
+  int threads = 0;                       // torch::set_num_threads; 0: leave LibTorch's default
+
+  // Throws std::invalid_argument naming the field when the budget arithmetic does not divide exactly.
+  void validate() const;
+  std::int64_t total_steps() const { return token_budget / batch_tokens; }
+  std::int64_t rows_per_step() const { return batch_tokens / sequence_length; }
+  std::int64_t resolved_micro_batch_rows() const;
+  // Everything that determines the losses (not device/threads/checkpoint paths); hashed into checkpoints.
+  nlohmann::json to_json() const;
+};
+
+struct EvalContext {
+  models::DecoderLM& model;
+  const torch::Device& device;
+  std::int64_t tokens = 0;  // training tokens seen
+  std::int64_t step = 0;
+  bool final = false;       // the evaluation at the token budget
+};
+
+struct TrainerHooks {
+  // Extra evaluation at every checkpoint (long-context probes...); its JSON is stored under "probes".
+  std::function<nlohmann::json(EvalContext&)> evaluate;
+  // Called with each evaluation record after it is checkpointed (e.g. a ledger note).
+  std::function<void(const nlohmann::json& record)> on_evaluation;
+  std::function<void(double fraction)> progress;
+  // Test seam: sees each micro-batch loss before backward and may replace it (fault injection).
+  std::function<torch::Tensor(std::int64_t step, const torch::Tensor& loss)> transform_loss;
+  // Test seam: called after each completed step; returning true simulates a kill (no checkpoint is
+  // written beyond the ones already on disk, and the result is Interrupted).
+  std::function<bool(std::int64_t step)> crash_after_step;
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+struct TrainResult {
+  enum class Status { Completed, Failed, TimedOut, Interrupted };
+  Status status = Status::Completed;
+  std::string failure_class;  // Failed: nan-loss | non-finite-gradient | oom
+  std::string detail;
+  TrainerState state;         // losses, evaluations, spikes, timings
+  std::int64_t parameters = 0;
+  std::optional<std::int64_t> resumed_from_step;
+  int threads = 0;
+  std::string device;
+  models::DecoderLM model{nullptr};  // the model at the end (for final probes)
+
+  static std::string to_string(Status status);
+  // Deterministic summary (no timings): status, tokens, steps, losses, evaluations, spikes.
+  nlohmann::json to_json() const;
+  // Wall-clock figures: seconds, tokens/s, peak training memory.
+  nlohmann::json timing_json() const;
+};
+
+TrainResult train(const TrainerConfig& config, const Dataset& data, const TrainerHooks& hooks = {});
+
+// Mean next-token loss over the first `tokens` validation tokens (whole windows of sequence_length).
+double validation_loss(models::DecoderLM& model, const Dataset& data, std::int64_t sequence_length,
+                       std::int64_t tokens, std::int64_t micro_batch_rows, const torch::Device& device);
+
+}  // namespace k3lab::train

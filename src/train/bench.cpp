@@ -1,0 +1,179 @@
+#include "k3lab/train/bench.hpp"
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <torch/torch.h>
+
+#include "k3lab/core/rng.hpp"
+#include "k3lab/models/decoder_lm.hpp"
+#include "k3lab/models/layer_schedule.hpp"
+#include "k3lab/models/param_count.hpp"
+#include "k3lab/train/device.hpp"
+#include "k3lab/train/optimizer.hpp"
+
+namespace k3lab::train {
+namespace {
+
+constexpr double kH200MatmulFlops = 795e12;  // DESIGN.md section 8, measured bf16 8192^3
+
+std::int64_t integer(const nlohmann::json& o, const char* key, std::int64_t fallback) {
+  if (!o.contains(key)) return fallback;
+  if (!o.at(key).is_number_integer()) throw std::invalid_argument(std::string("bench option ") + key + ": expected an integer");
+  const auto v = o.at(key).get<std::int64_t>();
+  if (v < 0) throw std::invalid_argument(std::string("bench option ") + key + ": must be >= 0");
+  return v;
+}
+
+std::string arm_schedule(const std::string& arm, std::int64_t layers) {
+  if (arm == "full-attention") return models::uniform_schedule(models::MixerKind::Mla, layers);
+  if (arm == "all-kda") return models::uniform_schedule(models::MixerKind::Kda, layers);
+  if (arm == "hybrid-3kda-1mla") {
+    std::string s;
+    for (std::int64_t i = 0; i < layers; ++i) s += i % 4 == 3 ? 'M' : 'K';
+    return s;
+  }
+  throw std::invalid_argument("bench option arms: unknown arm \"" + arm + "\" (full-attention, all-kda, hybrid-3kda-1mla)");
+}
+
+double flops_per_token(const models::ModelConfig& c, std::int64_t T) {
+  const auto b = models::parameter_breakdown(c);
+  const double matmul = static_cast<double>(b.total() - b.embedding - b.norms) +
+                        (c.tie_embeddings ? static_cast<double>(c.vocab_size * c.hidden_size) : 0.0);
+  const auto counts = models::count_mixers(c.schedule);
+  const double qk = static_cast<double>(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim);
+  const double mla = 3.0 * static_cast<double>(T) * static_cast<double>(c.mla.num_heads) *
+                     (qk + static_cast<double>(c.mla.v_head_dim));
+  const double C = static_cast<double>(c.kda.chunk_size), K = static_cast<double>(c.kda.head_dim);
+  const double kda = 6.0 * static_cast<double>(c.kda.num_heads) * (2 * C * K + C * K + 4 * K * K);
+  return 6.0 * matmul + static_cast<double>(counts.mla) * mla + static_cast<double>(counts.kda) * kda;
+}
+
+}  // namespace
+
+int run_train_bench(const nlohmann::json& options, std::ostream& out) {
+  try {
+    if (!options.is_object()) throw std::invalid_argument("bench options must be a JSON object");
+    static const std::set<std::string> known = {"d_model", "n_layers", "n_heads", "head_dim", "mla_kv_latent_dim",
+                                                "kda_chunk_size", "ffn_size", "vocab_size", "sequence_length",
+                                                "batch_rows", "steps", "warmup", "device", "threads", "peak_flops",
+                                                "arms", "output"};
+    for (auto it = options.begin(); it != options.end(); ++it) {
+      if (!known.count(it.key())) throw std::invalid_argument("bench: unknown option \"" + it.key() + "\"");
+    }
+    const auto D = integer(options, "d_model", 256);
+    const auto L = integer(options, "n_layers", 4);
+    const auto H = integer(options, "n_heads", 4);
+    const auto hd = integer(options, "head_dim", 64);
+    const auto T = integer(options, "sequence_length", 512);
+    const auto B = integer(options, "batch_rows", 4);
+    const auto steps = integer(options, "steps", 5);
+    const auto warmup = integer(options, "warmup", 2);
+    const auto V = integer(options, "vocab_size", 256);
+    const int threads = static_cast<int>(integer(options, "threads", 0));
+    if (L == 0 || L % 4 != 0) throw std::invalid_argument("bench option n_layers must be a positive multiple of 4");
+    if (steps == 0 || T < 2 || B == 0) throw std::invalid_argument("bench: steps, batch_rows and sequence_length must be positive");
+    if (threads > 0) torch::set_num_threads(threads);
+    const auto device = resolve_device(options.value("device", std::string("auto")));
+    std::optional<double> peak;
+    if (options.contains("peak_flops")) peak = options.at("peak_flops").get<double>();
+    else if (device.is_cuda()) peak = kH200MatmulFlops;
+    std::vector<std::string> arms = {"full-attention", "all-kda", "hybrid-3kda-1mla"};
+    if (options.contains("arms")) arms = options.at("arms").get<std::vector<std::string>>();
+    const std::string format = options.value("output", std::string("md"));
+    if (format != "md" && format != "json") throw std::invalid_argument("bench option output: md or json");
+
+    models::ModelConfig base;
+    base.vocab_size = V;
+    base.hidden_size = D;
+    base.kda.num_heads = H;
+    base.kda.head_dim = hd;
+    base.kda.chunk_size = integer(options, "kda_chunk_size", 64);
+    base.mla.num_heads = H;
+    base.mla.kv_lora_rank = integer(options, "mla_kv_latent_dim", 128);
+    base.mla.qk_nope_head_dim = hd;
+    base.mla.qk_rope_head_dim = hd / 2;
+    base.mla.v_head_dim = hd;
+    base.ffn.intermediate_size = integer(options, "ffn_size", 4 * D);
+
+    core::Rng rng(20240520);
+    std::vector<std::int64_t> tokens(static_cast<std::size_t>(B * (T + 1)));
+    for (auto& t : tokens) t = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(V)));
+    const auto window = torch::from_blob(tokens.data(), {B, T + 1}, torch::kInt64).clone().to(device);
+    const auto inputs = window.slice(1, 0, T);
+    const auto targets = window.slice(1, 1, T + 1);
+
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& arm : arms) {
+      auto config = base;
+      config.schedule = arm_schedule(arm, L);
+      models::DecoderLM model(config, 1);
+      model->to(device);
+      auto optimizer = make_optimizer(OptimizerSpec{}, *model);
+      auto step = [&] {
+        optimizer->zero_grad();
+        const auto logits = model->forward(inputs);  // (B, T, V)
+        const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));
+        loss.backward();
+        optimizer->step();
+      };
+      for (std::int64_t i = 0; i < warmup; ++i) step();
+      synchronize(device);
+      reset_peak_memory(device);
+      const auto start = std::chrono::steady_clock::now();
+      for (std::int64_t i = 0; i < steps; ++i) step();
+      synchronize(device);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double tokens_per_s = static_cast<double>(B * T * steps) / seconds;
+      const double fpt = flops_per_token(config, T);
+      nlohmann::json row = {{"arm", arm},
+                            {"schedule", config.schedule},
+                            {"parameters", models::count_parameters(config)},
+                            {"tokens_per_s", tokens_per_s},
+                            {"step_ms", 1000.0 * seconds / static_cast<double>(steps)},
+                            {"model_flops_per_token", fpt},
+                            {"mfu", peak ? nlohmann::json(fpt * tokens_per_s / *peak) : nlohmann::json(nullptr)}};
+      if (const auto bytes = peak_memory_bytes(device)) row["peak_training_bytes"] = *bytes;
+      rows.push_back(row);
+    }
+    nlohmann::json report = {{"device", device.str()},
+                             {"threads", torch::get_num_threads()},
+                             {"shape", {{"d_model", D}, {"n_layers", L}, {"n_heads", H}, {"head_dim", hd},
+                                        {"sequence_length", T}, {"batch_rows", B}, {"vocab_size", V}}},
+                             {"steps", steps},
+                             {"warmup", warmup},
+                             {"peak_flops", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},
+                             {"arms", rows}};
+    if (format == "json") {
+      out << report.dump(2) << "\n";
+      return 0;
+    }
+    out << "train-step benchmark: device " << device.str() << ", threads " << torch::get_num_threads() << ", d_model "
+        << D << ", layers " << L << ", heads " << H << "x" << hd << ", T " << T << ", batch " << B << " rows, " << steps
+        << " timed steps after " << warmup << " warmup\n\n";
+    out << "| arm | schedule | parameters | tokens/s | step ms | model GFLOP/token | MFU |\n";
+    out << "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : rows) {
+      std::ostringstream line;
+      line << std::fixed << "| " << r["arm"].get<std::string>() << " | " << r["schedule"].get<std::string>() << " | "
+           << r["parameters"].get<std::int64_t>() << " | " << std::setprecision(0) << r["tokens_per_s"].get<double>()
+           << " | " << std::setprecision(2) << r["step_ms"].get<double>() << " | " << std::setprecision(4)
+           << r["model_flops_per_token"].get<double>() / 1e9 << " | ";
+      if (r["mfu"].is_null()) line << "n/a";
+      else line << std::setprecision(2) << 100.0 * r["mfu"].get<double>() << "%";
+      out << line.str() << " |\n";
+    }
+    out << "\nMFU = model FLOPs/token x tokens/s / peak FLOP/s" << (peak ? "" : " (no peak on CPU: pass peak_flops)")
+        << "; model FLOPs are an estimate (see include/k3lab/train/bench.hpp). fp32 weights.\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench train: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace k3lab::train
