@@ -1,7 +1,8 @@
 #pragma once
 // The device side of a thread block for the kernel bodies: a phase is one pass of every thread
 // followed by __syncthreads(); gemm uses tensor cores (WMMA, tf32 inputs, fp32 accumulation) when
-// the math mode asks for it and the operands allow it, otherwise the fp32 CUDA-core product.
+// the math mode asks for it, the product does not insist on fp32 operands and the operands allow
+// it; otherwise the fp32 CUDA-core product.
 #include <mma.h>
 
 #include <cstdint>
@@ -75,7 +76,7 @@ struct DeviceBlock {
 
   __device__ void gemm(const GemmSpec& s) {
     if constexpr (kMath == KdaMath::kTensorCoreTf32) {
-      if (wmma_compatible(s)) {
+      if (!s.fp32_operands && wmma_compatible(s)) {
         using nvcuda::wmma::col_major;
         using nvcuda::wmma::row_major;
         const bool a_row = s.a.col_stride == 1;

@@ -8,7 +8,9 @@ namespace k3lab::kernels::detail {
 
 class HostBlock {
  public:
-  explicit HostBlock(bool reverse_order) : reverse_(reverse_order) {}
+  // tf32_operands: round every product's operands as the tensor-core path does.
+  HostBlock(bool reverse_order, bool tf32_operands)
+      : reverse_(reverse_order), tf32_(tf32_operands) {}
 
   static constexpr int threads() { return kBlockThreads; }
 
@@ -18,11 +20,12 @@ class HostBlock {
   }
 
   void gemm(const GemmSpec& spec) {
-    phase([&](int tid) { gemm_thread(tid, kBlockThreads, spec); });
+    phase([&](int tid) { gemm_thread(tid, kBlockThreads, spec, tf32_ && !spec.fp32_operands); });
   }
 
  private:
   bool reverse_;
+  bool tf32_;
 };
 
 }  // namespace k3lab::kernels::detail

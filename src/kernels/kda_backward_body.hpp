@@ -5,11 +5,15 @@
 //   W = k_d S0,  X = diag(beta)(v - W),  U = minv X
 //   dU = aqk^T dO + k_rest dS                 dk_rest = U dS^T
 //   dX = minv^T dU;  dv = diag(beta) dX;  dW = -diag(beta) dX
-//   dP = Tril(dO U^T);  dA = -StrictTril(dX U^T)
+//   dP = Tril(dO U^T);  dA = -StrictTril(dX U^T)   (the diagonal of dP is handled in closed form)
 //   [dq_d; dk_d] = [dO; dW] S0^T + [dP; diag(beta) dA] k_inv
 //   dk_inv = [dP; diag(beta) dA]^T [q_d; k_d]
 //   dS0 = diag(e^G_last) dS + [q_d; k_d]^T [dO; dW]
 // then the chain rule through the decays, the tile-local cumsum, the gate, the L2 norms and beta.
+// Products with a 16- or 32-long inner dimension keep fp32 operands even in the tf32 mode: their
+// operands carry e^(+-G) factors whose gate-gradient terms cancel pairwise, and tf32 rounding of
+// them cost up to 1e-2 in dg near the gate bound (host emulation with tf32 rounding); they are a
+// small share of the work. The state products (inner dimension K or V) use tensor cores.
 #include "kda_tile.hpp"
 
 namespace k3lab::kernels::detail {
@@ -60,11 +64,11 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
         s.dglast[tid] = t.decay_last[tid] * acc;
       }
     });
-    blk.gemm({kTile, V, kTile, {t.minv, kTile, 1}, {s.xb, sv, 1}, s.u, sv, false});
-    blk.gemm({kTile, V, kTile, {t.aqk, 1, kTile}, {s.dow, sv, 1}, s.du, sv, false});
+    blk.gemm({kTile, V, kTile, {t.minv, kTile, 1}, {s.xb, sv, 1}, s.u, sv, false, true});
+    blk.gemm({kTile, V, kTile, {t.aqk, 1, kTile}, {s.dow, sv, 1}, s.du, sv, false, true});
     blk.gemm({kTile, V, K, {t.k_rest, sk, 1}, {s.d_state, sv, 1}, s.du, sv, true});
     blk.gemm({kTile, K, V, {s.u, sv, 1}, {s.d_state, 1, sv}, s.dk_rest, sk, false});
-    blk.gemm({kTile, V, kTile, {t.minv, 1, kTile}, {s.du, sv, 1}, s.xb, sv, false});  // dX
+    blk.gemm({kTile, V, kTile, {t.minv, 1, kTile}, {s.du, sv, 1}, s.xb, sv, false, true});  // dX
 
     // dP, diag(beta) dA (and dA * kk_dot for d beta); dW; dv.
     blk.phase([&](int tid) {
@@ -78,7 +82,14 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
             da -= s.xb[i * sv + c] * u;
           }
         }
-        if (j == i) da = 0.0f;
+        if (j == i) {
+          // The diagonal of P, q_hat . k_hat scale, does not depend on the decay: keep its
+          // gradient out of the factorised products (their G terms would cancel exactly in exact
+          // arithmetic but not after tf32 rounding) and add it in closed form below.
+          s.dp_diag[i] = dp;
+          dp = 0.0f;
+          da = 0.0f;
+        }
         s.dpa[e] = dp;
         s.dpa[kTile * kTile + e] = t.beta[i] * da;
         t.kk_dot[e] *= da;
@@ -91,8 +102,8 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
       }
     });
     blk.gemm({2 * kTile, K, V, {s.dow, sv, 1}, {S0, 1, V}, s.dqk, sk, false});
-    blk.gemm({2 * kTile, K, kTile, {s.dpa, kTile, 1}, {t.k_inv, sk, 1}, s.dqk, sk, true});
-    blk.gemm({kTile, K, 2 * kTile, {s.dpa, 1, kTile}, {t.qk, sk, 1}, s.dk_inv, sk, false});
+    blk.gemm({2 * kTile, K, kTile, {s.dpa, kTile, 1}, {t.k_inv, sk, 1}, s.dqk, sk, true, true});
+    blk.gemm({kTile, K, 2 * kTile, {s.dpa, 1, kTile}, {t.qk, sk, 1}, s.dk_inv, sk, false, true});
 
     // dS <- diag(e^G_last) dS (all reads of the old dS are done); d beta of this tile.
     blk.phase([&](int tid) {
@@ -120,10 +131,18 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
         const float dki = s.dk_inv[i * sk + c];
         const float dkr = s.dk_rest[i * sk + c];
         const float e_g = expf(G);
-        s.dqk[i * sk + c] = p.scale * e_g * dqd;
-        s.dqk[(kTile + i) * sk + c] = e_g * dkd + expf(-G) * dki + expf(G_last - G) * dkr;
+        const float e_minus_g = expf(-G);
+        const float q_hat = t.qk[i * sk + c] * e_minus_g / p.scale;
+        const float k_hat = t.k_inv[i * sk + c] * e_g;
+        const float diag = p.scale * s.dp_diag[i];
+        s.dqk[i * sk + c] = p.scale * e_g * dqd + diag * k_hat;
+        s.dqk[(kTile + i) * sk + c] =
+            e_g * dkd + e_minus_g * dki + expf(G_last - G) * dkr + diag * q_hat;
+        // The last valid row has k_rest = k (G_last = its G): no decay dependence, so its terms
+        // for G_last and G_i are both left out (they cancel exactly).
+        const float rest_term = i >= rows - 1 ? 0.0f : t.k_rest[i * sk + c] * dkr;
         s.dk_inv[i * sk + c] = t.qk[i * sk + c] * dqd + t.qk[(kTile + i) * sk + c] * dkd -
-                               t.k_inv[i * sk + c] * dki - t.k_rest[i * sk + c] * dkr;
+                               t.k_inv[i * sk + c] * dki - rest_term;
       }
     });
 
@@ -133,15 +152,16 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
       if (tid < K) {
         const int c = tid;
         float acc = s.dglast[c];
-        for (int i = 0; i < kTile; ++i) acc += t.k_rest[i * sk + c] * s.dk_rest[i * sk + c];
+        for (int i = 0; i < rows - 1; ++i) acc += t.k_rest[i * sk + c] * s.dk_rest[i * sk + c];
         const float bias = p.dt_bias[h * K + c];
         for (int i = kTile - 1; i >= 0; --i) {
           acc += s.dk_inv[i * sk + c];
           if (i < rows) {
             const std::int64_t at = ((row0 + i) * H + h) * K + c;
             const float shifted = bf16_to_float(p.g[at]) + bias;
-            const float sig = sigmoidf(a * shifted);
-            const float dx = acc * p.lower_bound * sig * (1.0f - sig) * a;
+            // sigma(z) sigma(-z), not sigma (1 - sigma): near the bound sigma rounds to 1 in fp32.
+            const float z = a * shifted;
+            const float dx = acc * p.lower_bound * sigmoidf(z) * sigmoidf(-z) * a;
             p.dg[at] = float_to_bf16(dx);
             s.ddt_acc[c] += dx;
             s.dalog_acc[c] += dx * shifted;
@@ -180,7 +200,10 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
       }
       if (tid < rows) {
         float db = s.dbeta_acc[tid];
-        if (p.beta_is_logits) db *= t.beta[tid] * (1.0f - t.beta[tid]);
+        if (p.beta_is_logits) {
+          const float logit = bf16_to_float(p.beta[(row0 + tid) * H + h]);
+          db *= sigmoidf(logit) * sigmoidf(-logit);
+        }
         p.dbeta[(row0 + tid) * H + h] = float_to_bf16(db);
       }
     });

@@ -26,10 +26,11 @@ void check_host_offsets(const KdaShape& shape, const std::int64_t* cu_seqlens) {
 }
 
 template <class Body>
-void run_blocks(const KdaShape& shape, std::size_t smem_bytes, const KdaEmulationOptions& emulation,
-                Body&& body) {
+void run_blocks(const KdaShape& shape, const KdaOptions& options, std::size_t smem_bytes,
+                const KdaEmulationOptions& emulation, Body&& body) {
   std::vector<float> smem(smem_bytes / sizeof(float) + 8);
-  detail::HostBlock block(emulation.reverse_thread_order);
+  detail::HostBlock block(emulation.reverse_thread_order,
+                          options.math == KdaMath::kTensorCoreTf32);
   for (int n = 0; n < static_cast<int>(shape.num_seqs); ++n) {
     for (int h = 0; h < static_cast<int>(shape.heads); ++h) body(block, n, h, smem.data());
   }
@@ -42,7 +43,7 @@ void kda_forward_emulated(const KdaShape& shape, const KdaOptions& options,
   detail::check_forward_args(shape, options, args);
   check_host_offsets(shape, args.cu_seqlens);
   const detail::KdaParams p = detail::make_forward_params(shape, options, args);
-  run_blocks(shape, kda_forward_smem_bytes(shape), emulation,
+  run_blocks(shape, options, kda_forward_smem_bytes(shape), emulation,
              [&](detail::HostBlock& block, int n, int h, float* smem) {
                detail::kda_forward_sequence(block, p, n, h, smem);
              });
@@ -58,12 +59,12 @@ void kda_backward_emulated(const KdaShape& shape, const KdaOptions& options,
   states_pass.out = nullptr;
   states_pass.final_state = nullptr;
   states_pass.tile_states = p.tile_states;
-  run_blocks(shape, kda_forward_smem_bytes(shape), emulation,
+  run_blocks(shape, options, kda_forward_smem_bytes(shape), emulation,
              [&](detail::HostBlock& block, int n, int h, float* smem) {
                detail::kda_forward_sequence(block, states_pass, n, h, smem);
              });
   // Pass 2: the backward body.
-  run_blocks(shape, kda_backward_smem_bytes(shape), emulation,
+  run_blocks(shape, options, kda_backward_smem_bytes(shape), emulation,
              [&](detail::HostBlock& block, int n, int h, float* smem) {
                detail::kda_backward_sequence(block, p, n, h, smem);
              });

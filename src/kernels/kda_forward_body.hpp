@@ -42,8 +42,8 @@ K3LAB_KERNEL_BODY void kda_forward_sequence(Block& blk, const KdaParams& p, int 
         t.vx[i * sv + c] = t.beta[i] * (t.vx[i * sv + c] - s.ow[(kTile + i) * sv + c]);
       }
     });
-    blk.gemm({kTile, V, kTile, {t.minv, kTile, 1}, {t.vx, sv, 1}, s.u, sv, false});
-    blk.gemm({kTile, V, kTile, {t.aqk, kTile, 1}, {s.u, sv, 1}, s.ow, sv, true});
+    blk.gemm({kTile, V, kTile, {t.minv, kTile, 1}, {t.vx, sv, 1}, s.u, sv, false, true});
+    blk.gemm({kTile, V, kTile, {t.aqk, kTile, 1}, {s.u, sv, 1}, s.ow, sv, true, true});
     blk.phase([&](int tid) {
       if (p.out) {
         for (int e = tid; e < rows * V; e += kBlockThreads) {

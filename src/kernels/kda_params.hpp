@@ -151,6 +151,7 @@ struct BackwardSmem {
   float* dow;        // (32, sv): d out (rows 0-15), dW (rows 16-31)
   float* du;         // (16, sv)
   float* dpa;        // (32, 16): dP (rows 0-15), diag(beta) dA (rows 16-31)
+  float* dp_diag;    // (16): diagonal of dP
   float* row_dot;    // (32): qhat . d qhat (0-15), khat . d khat (16-31)
   float* dbeta_acc;  // (16)
   float* dglast;     // (K): gradient of G_last through the state decay
@@ -173,6 +174,7 @@ K3LAB_KERNEL_BODY BackwardSmem carve_backward_smem(float* base, int key_dim, int
   s.dow = carver.take(2 * kTile * sv);
   s.du = carver.take(kTile * sv);
   s.dpa = carver.take(2 * kTile * kTile);
+  s.dp_diag = carver.take(kTile);
   s.row_dot = carver.take(2 * kTile);
   s.dbeta_acc = carver.take(kTile);
   s.dglast = carver.take(key_dim);

@@ -108,7 +108,9 @@ void kda_backward(const KdaShape& shape, const KdaOptions& options, const KdaBac
 // The same kernel bodies run on the host, one simulated thread after another between barriers
 // (host pointers everywhere; cu_seqlens on the host too). Slow; used to test the kernel logic on
 // machines without a GPU. `reverse_thread_order` runs the simulated threads backwards, which
-// changes the result if two threads race within one phase.
+// changes the result if two threads race within one phase. With KdaMath::kTensorCoreTf32 every
+// product rounds its operands to tf32 as the tensor cores do, so the emulation also predicts that
+// path's accuracy.
 struct KdaEmulationOptions {
   bool reverse_thread_order = false;
 };
