@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "k3lab/report/svg.hpp"
+
 namespace k3lab::cli {
 
 LoadedProtocol load(const std::string& id) {
@@ -22,11 +24,8 @@ std::string cell_text(const report::Cell& cell) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::monostate>) return "";
         else if constexpr (std::is_same_v<T, std::string>) return v;
-        else if constexpr (std::is_same_v<T, double>) {
-          char text[64];
-          std::snprintf(text, sizeof text, "%.*g", cell.precision, v);
-          return text;
-        } else return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return report::format_significant(v, cell.precision);
+        else return std::to_string(v);
       },
       cell.value);
 }

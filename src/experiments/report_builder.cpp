@@ -88,7 +88,7 @@ std::vector<report::IndexEntry> build_reports(const std::filesystem::path& runs_
       const auto page = build_page(run->path, runs_root);
       const auto folder = report::render_page(page, out_root);
       entries.push_back({page.experiment_id, page.title, page.evidence_class, page.profile, page.status, page.frozen,
-                         std::filesystem::relative(folder, out_root).string()});
+                         std::filesystem::relative(folder, out_root).string(), page.labels});
     }
   }
   report::render_index(entries, out_root);

@@ -89,6 +89,9 @@ std::string html_page(const std::vector<IndexedPage>& pages) {
             xml_escape(or_dash(e.evidence_class)) + " · <span class=\"" + (e.frozen ? "frozen" : "not-frozen") +
             "\">" + frozen_text(e.frozen) + "</span> · " + xml_escape(or_dash(e.status)) + " · <a href=\"" +
             xml_escape(detail::url_path(e.page_dir + "/index.md")) + "\">full page</a></p>\n";
+    for (const std::string& label : e.labels) {
+      html += "<p class=\"not-frozen\">WARNING: " + xml_escape(label) + "</p>\n";
+    }
     if (pages[i].charts.empty()) html += "<p>No charts.</p>\n";
     for (const std::string& chart : pages[i].charts) {
       html += "<img src=\"" + xml_escape(detail::url_path(chart)) + "\" alt=\"" + xml_escape(chart) + "\">\n";

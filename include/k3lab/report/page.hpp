@@ -103,6 +103,7 @@ struct IndexEntry {
   std::string status;
   bool frozen = false;
   std::string page_dir;  // relative to the report root
+  std::vector<std::string> labels;  // warnings shown beside the entry (e.g. "simulated endpoint")
 };
 
 // <out_dir>/index.html and <out_dir>/README.md linking every page.
