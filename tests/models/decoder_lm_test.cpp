@@ -1,5 +1,6 @@
 // The decoder LM: shapes, incremental decoding against the full forward for every mixer kind,
 // deterministic initialisation, input checks, and that a few optimiser steps learn.
+#include <k3lab/core/rng.hpp>
 #include <k3lab/models/decoder_lm.hpp>
 #include <k3lab/models/init.hpp>
 #include <k3lab/models/tensor_compare.hpp>

@@ -90,15 +90,21 @@ TEST(MatchParameters, ExplainsImpossibleTargets) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("above the target"), std::string::npos) << e.what();
   }
-  // One width step (3 * 32 * 4 * 8 = 3072 parameters) is 3% of a 100k target: too coarse for 0.1%.
-  EXPECT_THROW(match_parameters(c, 100'000 + 1500, 0.001), std::invalid_argument);
+  // Halfway between two widths: one step of 8 is 3 * 32 * 4 * 8 = 3072 parameters, so the best
+  // width misses by 1536, more than 1% of the ~125k target.
+  c.ffn.intermediate_size = 256;
+  const auto between = count_parameters(c) + 1536;
+  EXPECT_THROW(match_parameters(c, between, 0.01), std::invalid_argument);
+  EXPECT_NO_THROW(match_parameters(c, between, 0.02));
 }
 
 TEST(MatchParameters, QuantisedWidthsStayInWholeMxBlocks) {
   auto c = testing::tiny_config("KKKM");
-  c.ffn.quant.weights = MxElement::Fp4E2M1;
-  const auto matched = match_parameters(c, 400'000, 0.01);
-  EXPECT_EQ(matched.ffn.intermediate_size % 32, 0);
+  c.ffn.intermediate_size = 1024;
+  const auto target = count_parameters(c) + 3000;  // 3000 is about one step of 8 (3072)
+  EXPECT_EQ(match_parameters(c, target, 0.01).ffn.intermediate_size, 1032);
+  c.ffn.quant.weights = MxElement::Fp4E2M1;  // steps of 32 now (12288 parameters)
+  EXPECT_EQ(match_parameters(c, target, 0.01).ffn.intermediate_size, 1024);
 }
 
 }  // namespace
