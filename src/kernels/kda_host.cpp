@@ -109,11 +109,13 @@ void check_forward_args(const KdaShape& shape, const KdaOptions& options,
                                 std::to_string(shape.num_seqs) + " and " +
                                 std::to_string(shape.batch) + ")");
   }
-  require(args.q, "q");
-  require(args.k, "k");
-  require(args.v, "v");
-  require(args.g, "g");
-  require(args.beta, "beta");
+  if (shape.tokens() > 0) {
+    require(args.q, "q");
+    require(args.k, "k");
+    require(args.v, "v");
+    require(args.g, "g");
+    require(args.beta, "beta");
+  }
   require(args.a_log, "a_log");
   require(args.dt_bias, "dt_bias");
 }
@@ -121,12 +123,14 @@ void check_forward_args(const KdaShape& shape, const KdaOptions& options,
 void check_backward_args(const KdaShape& shape, const KdaOptions& options,
                          const KdaBackwardArgs& args) {
   check_forward_args(shape, options, args.forward);
-  require(args.d_out, "d_out");
-  require(args.dq, "dq");
-  require(args.dk, "dk");
-  require(args.dv, "dv");
-  require(args.dg, "dg");
-  require(args.dbeta, "dbeta");
+  if (shape.tokens() > 0) {
+    require(args.d_out, "d_out");
+    require(args.dq, "dq");
+    require(args.dk, "dk");
+    require(args.dv, "dv");
+    require(args.dg, "dg");
+    require(args.dbeta, "dbeta");
+  }
   require(args.da_log, "da_log");
   require(args.ddt_bias, "ddt_bias");
   require(args.workspace, "workspace (size it with kda_backward_workspace_bytes)");

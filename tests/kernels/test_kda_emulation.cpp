@@ -158,6 +158,18 @@ TEST_P(KdaEmulation, BackwardMatchesAdjoint) {
   }
 }
 
+TEST_P(KdaEmulation, EmptySequencesPassTheStateThrough) {
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"empty", {0, 0, 0}, 2, 16, 32};
+  const KdaPacked packed = testing::pack_inputs(c, testing::make_inputs(c, rng), false);
+  const ForwardResult got = run_forward(packed, testing::options_for(c, GetParam()), false);
+  EXPECT_EQ(got.final_state, packed.initial_state);
+  const std::vector<float> d_final(packed.initial_state.size(), 0.5f);
+  const BackwardResult grads = run_backward(packed, testing::options_for(c, GetParam()), {}, d_final, false);
+  EXPECT_EQ(grads.d_initial_state, d_final);
+  EXPECT_EQ(grads.da_log, std::vector<float>(2, 0.0f));
+}
+
 INSTANTIATE_TEST_SUITE_P(Math, KdaEmulation,
                          ::testing::Values(KdaMath::kFp32Scalar, KdaMath::kTensorCoreTf32),
                          [](const auto& info) {

@@ -64,5 +64,14 @@ TEST(SituGluReference, BackwardArraysScaleByUpstream) {
   EXPECT_THROW(situ_glu_forward_reference({1.0}, {1.0, 2.0}), std::invalid_argument);
 }
 
+TEST(SituGluShapeCheck, RejectsBadStridesAndBetas) {
+  SituGluShape shape = SituGluShape::contiguous(4, 8);
+  shape.up_stride = 4;
+  EXPECT_THROW(situ_glu_validate(shape, {}), std::invalid_argument);
+  EXPECT_THROW(situ_glu_validate(SituGluShape::contiguous(4, 8), {0.0f, 25.0f}),
+               std::invalid_argument);
+  EXPECT_NO_THROW(situ_glu_validate({4, 8, 16, 16, 8}, {}));
+}
+
 }  // namespace
 }  // namespace k3lab::kernels
