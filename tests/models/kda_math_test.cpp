@@ -67,6 +67,11 @@ struct ChunkCase {
   bool with_h0;
 };
 
+void PrintTo(const ChunkCase& c, std::ostream* os) {
+  *os << "B=" << c.B << " T=" << c.T << " H=" << c.H << " K=" << c.K << " V=" << c.V << " chunk=" << c.chunk
+      << (c.with_h0 ? " with h0" : " no h0");
+}
+
 class KdaChunkwiseVsRecurrent : public ::testing::TestWithParam<ChunkCase> {};
 
 TEST_P(KdaChunkwiseVsRecurrent, Float64OutputsStatesAndGradientsAgree) {
