@@ -91,6 +91,7 @@ void kda_backward(const KdaShape& shape, const KdaOptions& options, const KdaBac
     detail::launch_forward<KdaMath::kFp32Scalar>(shape, states_pass, stream);
     detail::launch_backward<KdaMath::kFp32Scalar>(shape, p, stream);
   }
+  if (args.forward.g_log_decay != nullptr) return;  // no A_log / dt_bias to reduce into
   const int outputs = static_cast<int>(shape.heads * (shape.key_dim + 1));
   detail::kda_gate_grad_reduce_kernel<<<(outputs + 255) / 256, 256, 0, stream>>>(
       p.gate_partials, p.num_seqs, p.heads, p.key_dim, args.da_log, args.ddt_bias);

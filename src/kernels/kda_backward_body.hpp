@@ -27,7 +27,7 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
   const int sk = t.sk, sv = t.sv;
   const SequenceSpan span = sequence_span(p, n);
   const std::int64_t state_at = (static_cast<std::int64_t>(n) * H + h) * K * V;
-  const float a = expf(p.a_log[h]);
+  const float a = p.g_log_decay ? 0.0f : expf(p.a_log[h]);
 
   blk.phase([&](int tid) {
     for (int e = tid; e < K * V; e += kBlockThreads) {
@@ -153,10 +153,12 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
         const int c = tid;
         float acc = s.dglast[c];
         for (int i = 0; i < rows - 1; ++i) acc += t.k_rest[i * sk + c] * s.dk_rest[i * sk + c];
-        const float bias = p.dt_bias[h * K + c];
+        const float bias = p.g_log_decay ? 0.0f : p.dt_bias[h * K + c];
         for (int i = kTile - 1; i >= 0; --i) {
           acc += s.dk_inv[i * sk + c];
-          if (i < rows) {
+          if (i < rows && p.g_log_decay) {
+            p.dg_log_decay[((row0 + i) * H + h) * K + c] = acc;
+          } else if (i < rows) {
             const std::int64_t at = ((row0 + i) * H + h) * K + c;
             const float shifted = bf16_to_float(p.g[at]) + bias;
             // sigma(z) sigma(-z), not sigma (1 - sigma): near the bound sigma rounds to 1 in fp32.

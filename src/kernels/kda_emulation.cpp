@@ -69,6 +69,7 @@ void kda_backward_emulated(const KdaShape& shape, const KdaOptions& options,
                detail::kda_backward_sequence(block, p, n, h, smem);
              });
   // Pass 3: sum the per-sequence gate partials in sequence order (deterministic).
+  if (args.forward.g_log_decay != nullptr) return;
   const std::int64_t H = shape.heads, K = shape.key_dim;
   for (std::int64_t h = 0; h < H; ++h) {
     for (std::int64_t c = 0; c <= K; ++c) {

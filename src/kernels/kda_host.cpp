@@ -113,11 +113,16 @@ void check_forward_args(const KdaShape& shape, const KdaOptions& options,
     require(args.q, "q");
     require(args.k, "k");
     require(args.v, "v");
-    require(args.g, "g");
     require(args.beta, "beta");
   }
-  require(args.a_log, "a_log");
-  require(args.dt_bias, "dt_bias");
+  if (args.g_log_decay == nullptr) {
+    if (shape.tokens() > 0) require(args.g, "g (or g_log_decay)");
+    require(args.a_log, "a_log");
+    require(args.dt_bias, "dt_bias");
+  } else if (args.g != nullptr) {
+    throw std::invalid_argument(
+        "KDA: pass either the raw gate g (with a_log and dt_bias) or g_log_decay, not both");
+  }
 }
 
 void check_backward_args(const KdaShape& shape, const KdaOptions& options,
@@ -128,11 +133,15 @@ void check_backward_args(const KdaShape& shape, const KdaOptions& options,
     require(args.dq, "dq");
     require(args.dk, "dk");
     require(args.dv, "dv");
-    require(args.dg, "dg");
     require(args.dbeta, "dbeta");
   }
-  require(args.da_log, "da_log");
-  require(args.ddt_bias, "ddt_bias");
+  if (args.forward.g_log_decay == nullptr) {
+    if (shape.tokens() > 0) require(args.dg, "dg");
+    require(args.da_log, "da_log");
+    require(args.ddt_bias, "ddt_bias");
+  } else if (shape.tokens() > 0) {
+    require(args.dg_log_decay, "dg_log_decay (the forward inputs carry g_log_decay)");
+  }
   require(args.workspace, "workspace (size it with kda_backward_workspace_bytes)");
   if (reinterpret_cast<std::uintptr_t>(args.workspace) % kWorkspaceAlign != 0) {
     throw std::invalid_argument("KDA: workspace must be 256-byte aligned (cudaMalloc gives that)");
@@ -159,6 +168,7 @@ KdaParams make_forward_params(const KdaShape& shape, const KdaOptions& options,
   p.beta = args.beta;
   p.a_log = args.a_log;
   p.dt_bias = args.dt_bias;
+  p.g_log_decay = args.g_log_decay;
   p.initial_state = args.initial_state;
   p.out = args.out;
   p.final_state = args.final_state;
@@ -186,6 +196,7 @@ KdaParams make_backward_params(const KdaShape& shape, const KdaOptions& options,
   p.dk = args.dk;
   p.dv = args.dv;
   p.dg = args.dg;
+  p.dg_log_decay = args.dg_log_decay;
   p.dbeta = args.dbeta;
   p.d_initial_state = args.d_initial_state;
   return p;

@@ -29,6 +29,7 @@ struct KdaParams {
   const Bf16* beta = nullptr;         // (tokens, H)
   const float* a_log = nullptr;       // (H)
   const float* dt_bias = nullptr;     // (H, K)
+  const float* g_log_decay = nullptr; // (tokens, H, K): activated gate given directly
   const float* initial_state = nullptr;  // (N, H, K, V)
 
   Bf16* out = nullptr;                // (tokens, H, V)
@@ -41,6 +42,7 @@ struct KdaParams {
   Bf16* dk = nullptr;
   Bf16* dv = nullptr;
   Bf16* dg = nullptr;
+  float* dg_log_decay = nullptr;
   Bf16* dbeta = nullptr;
   float* d_initial_state = nullptr;       // (N, H, K, V)
   float* gate_partials = nullptr;         // (N, H, K + 1): per sequence d dt_bias, then d A_log

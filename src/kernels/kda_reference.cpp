@@ -50,7 +50,7 @@ PreparedSequence prepare_sequence(const KdaHostProblem& p, const KdaHostInputs& 
   s.beta.resize(T);
   s.q_norm.assign(T, 1.0);
   s.k_norm.assign(T, 1.0);
-  const double a = std::exp(in.a_log[h]);
+  const double a = p.gate_is_log_decay ? 0.0 : std::exp(in.a_log[h]);
   const double scale = p.resolved_scale();
   for (std::int64_t t = 0; t < T; ++t) {
     const std::int64_t row = (begin + t) * H + h;
@@ -66,9 +66,13 @@ PreparedSequence prepare_sequence(const KdaHostProblem& p, const KdaHostInputs& 
     for (std::int64_t c = 0; c < K; ++c) {
       s.q[t * K + c] = scale * in.q[row * K + c] / s.q_norm[t];
       s.k[t * K + c] = in.k[row * K + c] / s.k_norm[t];
-      const double z = a * (in.g[row * K + c] + in.dt_bias[h * K + c]);
-      s.gate_sig[t * K + c] = sigmoid(z);
-      s.gate[t * K + c] = p.lower_bound * s.gate_sig[t * K + c];
+      if (p.gate_is_log_decay) {
+        s.gate[t * K + c] = in.g[row * K + c];
+      } else {
+        const double z = a * (in.g[row * K + c] + in.dt_bias[h * K + c]);
+        s.gate_sig[t * K + c] = sigmoid(z);
+        s.gate[t * K + c] = p.lower_bound * s.gate_sig[t * K + c];
+      }
     }
     for (std::int64_t c = 0; c < V; ++c) s.v[t * V + c] = in.v[row * V + c];
     s.beta[t] = p.beta_is_logits ? sigmoid(in.beta[row]) : in.beta[row];
@@ -156,8 +160,10 @@ void kda_check_host_inputs(const KdaHostProblem& p, const KdaHostInputs& in) {
   expect_size(in.v, T * H * V, "v");
   expect_size(in.g, T * H * K, "g");
   expect_size(in.beta, T * H, "beta");
-  expect_size(in.a_log, H, "a_log");
-  expect_size(in.dt_bias, H * K, "dt_bias");
+  if (!p.gate_is_log_decay) {
+    expect_size(in.a_log, H, "a_log");
+    expect_size(in.dt_bias, H * K, "dt_bias");
+  }
   if (!in.initial_state.empty()) expect_size(in.initial_state, N * H * K * V, "initial_state");
 }
 
@@ -299,8 +305,10 @@ KdaHostGrads kda_backward_reference(const KdaHostProblem& p, const KdaHostInputs
   grads.dv.assign(in.v.size(), 0.0);
   grads.dg.assign(in.g.size(), 0.0);
   grads.dbeta.assign(in.beta.size(), 0.0);
-  grads.da_log.assign(H, 0.0);
-  grads.ddt_bias.assign(H * K, 0.0);
+  if (!p.gate_is_log_decay) {
+    grads.da_log.assign(H, 0.0);
+    grads.ddt_bias.assign(H * K, 0.0);
+  }
   grads.d_initial_state.assign(N * H * KV, 0.0);
   const double scale = p.resolved_scale();
 
@@ -388,7 +396,7 @@ KdaHostGrads kda_backward_reference(const KdaHostProblem& p, const KdaHostInputs
       std::copy(dS.begin(), dS.end(), grads.d_initial_state.begin() + (n * H + h) * KV);
 
       // Chain rule through the preprocessing (L2 norm and scale, gate activation, beta sigmoid).
-      const double a = std::exp(in.a_log[h]);
+      const double a = p.gate_is_log_decay ? 0.0 : std::exp(in.a_log[h]);
       for (std::int64_t t = 0; t < T; ++t) {
         const std::int64_t row = (p.cu_seqlens[n] + t) * H + h;
         // q_scaled = scale * x / |x|:  dx = scale * (dqs - qhat (qhat . dqs)) / |x|
@@ -405,6 +413,10 @@ KdaHostGrads kda_backward_reference(const KdaHostProblem& p, const KdaHostInputs
           } else {
             grads.dq[row * K + c] = scale * dqn[t * K + c];
             grads.dk[row * K + c] = dkn[t * K + c];
+          }
+          if (p.gate_is_log_decay) {
+            grads.dg[row * K + c] = dgate[t * K + c];
+            continue;
           }
           const double sig = s.gate_sig[t * K + c];
           const double dz = dgate[t * K + c] * p.lower_bound * sig * (1.0 - sig);

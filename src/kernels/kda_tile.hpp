@@ -28,7 +28,7 @@ K3LAB_KERNEL_BODY void prepare_tile(Block& blk, const KdaParams& p, const TileBu
                                     std::int64_t row0, int rows, const TileExtras& extras) {
   const int K = p.key_dim, V = p.value_dim, H = p.heads;
   const int sk = t.sk, sv = t.sv;
-  const float a = expf(p.a_log[h]);
+  const float a = p.g_log_decay ? 0.0f : expf(p.a_log[h]);
 
   // Loads (bf16 -> fp32) and the gate activation; padded rows are zeros (no decay, no update).
   blk.phase([&](int tid) {
@@ -39,7 +39,9 @@ K3LAB_KERNEL_BODY void prepare_tile(Block& blk, const KdaParams& p, const TileBu
         const std::int64_t at = ((row0 + i) * H + h) * K + c;
         q = bf16_to_float(p.q[at]);
         k = bf16_to_float(p.k[at]);
-        gate = p.lower_bound * sigmoidf(a * (bf16_to_float(p.g[at]) + p.dt_bias[h * K + c]));
+        gate = p.g_log_decay
+                   ? p.g_log_decay[at]
+                   : p.lower_bound * sigmoidf(a * (bf16_to_float(p.g[at]) + p.dt_bias[h * K + c]));
       }
       t.qk[i * sk + c] = q;
       t.qk[(kTile + i) * sk + c] = k;

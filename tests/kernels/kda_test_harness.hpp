@@ -18,6 +18,7 @@ struct KdaPacked {
   std::vector<std::int64_t> cu_seqlens;
   std::vector<Bf16> q, k, v, g, beta;
   std::vector<float> a_log, dt_bias, initial_state;
+  std::vector<float> g_log_decay;  // instead of g / a_log / dt_bias for log-decay cases
 };
 
 // Fixed length (no cu_seqlens) when `as_batch` and every sequence has the same length.
@@ -44,7 +45,11 @@ inline KdaPacked pack_inputs(const KdaCase& c, const KdaHostInputs& in, bool as_
   p.q = to_bf16(in.q);
   p.k = to_bf16(in.k);
   p.v = to_bf16(in.v);
-  p.g = to_bf16(in.g);
+  if (c.log_decay_gate) {
+    p.g_log_decay = to_float(in.g);
+  } else {
+    p.g = to_bf16(in.g);
+  }
   p.beta = to_bf16(in.beta);
   p.a_log = to_float(in.a_log);
   p.dt_bias = to_float(in.dt_bias);
@@ -77,6 +82,10 @@ inline std::vector<KdaCase> kernel_cases(bool small) {
       {"no_initial_state", fixed_length_offsets(1, 33 * big), 2, 64, 32, false},
       {"no_l2norm_beta_given", {0, 21, 21 + 19 * big}, 1, 16, 32, true, false, false},
       {"head_dim_128", fixed_length_offsets(1, 20 * big), 1, 128, 128},
+      {"log_decay_gate", {0, 30, 30 + 17 * big}, 2, 32, 16, true, false, false,
+       GateRegime::kTypical, -5.0, true},
+      {"log_decay_near_bound", fixed_length_offsets(2, 18 * big), 1, 16, 16, false, true, true,
+       GateRegime::kNearBound, -5.0, true},
   };
 }
 

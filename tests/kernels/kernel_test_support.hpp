@@ -234,6 +234,7 @@ struct KdaCase {
   bool beta_is_logits = true;
   GateRegime gate = GateRegime::kTypical;
   double lower_bound = -5.0;
+  bool log_decay_gate = false;  // pass the activated gate (fp32 log decay) instead of the raw one
 };
 
 inline KdaHostProblem make_problem(const KdaCase& c) {
@@ -245,6 +246,7 @@ inline KdaHostProblem make_problem(const KdaCase& c) {
   p.lower_bound = c.lower_bound;
   p.l2norm_qk = c.l2norm_qk;
   p.beta_is_logits = c.beta_is_logits;
+  p.gate_is_log_decay = c.log_decay_gate;
   return p;
 }
 
@@ -274,6 +276,16 @@ inline KdaHostInputs make_inputs(const KdaCase& c, TestRng& rng) {
   in.beta = c.beta_is_logits ? normals(rng, T * H) : uniforms(rng, T * H, 0.05, 1.0);
   if (c.initial_state) in.initial_state = normals(rng, N * H * K * V);
   for (auto* bf16_input : {&in.q, &in.k, &in.v, &in.g, &in.beta}) round_to_bf16_in_place(*bf16_input);
+  if (c.log_decay_gate) {
+    // The activated gate itself, as a model layer computes it (fp32), then no A_log / dt_bias.
+    for (std::size_t i = 0; i < in.g.size(); ++i) {
+      const std::size_t h = (i / K) % H, ch = i % K;
+      in.g[i] = kda_bounded_gate(in.g[i], in.a_log[h], in.dt_bias[h * K + ch], c.lower_bound);
+    }
+    in.a_log.clear();
+    in.dt_bias.clear();
+    for (auto& v : in.g) v = static_cast<float>(v);
+  }
   for (auto* fp32_input : {&in.a_log, &in.dt_bias, &in.initial_state}) {
     for (auto& v : *fp32_input) v = static_cast<float>(v);
   }

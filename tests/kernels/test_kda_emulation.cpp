@@ -4,6 +4,8 @@
 // thread order reversed must give identical bits (a difference would be a race on the GPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -33,10 +35,11 @@ ForwardResult run_forward(const KdaPacked& p, const KdaOptions& options, bool re
   args.q = p.q.data();
   args.k = p.k.data();
   args.v = p.v.data();
-  args.g = p.g.data();
+  args.g = p.g.empty() ? nullptr : p.g.data();
   args.beta = p.beta.data();
-  args.a_log = p.a_log.data();
-  args.dt_bias = p.dt_bias.data();
+  args.a_log = p.a_log.empty() ? nullptr : p.a_log.data();
+  args.dt_bias = p.dt_bias.empty() ? nullptr : p.dt_bias.data();
+  args.g_log_decay = p.g_log_decay.empty() ? nullptr : p.g_log_decay.data();
   args.initial_state = p.initial_state.empty() ? nullptr : p.initial_state.data();
   args.cu_seqlens = p.varlen ? p.cu_seqlens.data() : nullptr;
   args.out = r.out.data();
@@ -51,7 +54,7 @@ struct AlignedFree {
 
 struct BackwardResult {
   std::vector<Bf16> dq, dk, dv, dg, dbeta;
-  std::vector<float> da_log, ddt_bias, d_initial_state;
+  std::vector<float> da_log, ddt_bias, d_initial_state, dg_log_decay;
 };
 
 BackwardResult run_backward(const KdaPacked& p, const KdaOptions& options,
@@ -63,6 +66,7 @@ BackwardResult run_backward(const KdaPacked& p, const KdaOptions& options,
   r.dk.assign(p.k.size(), testing::bf16_nan());
   r.dv.assign(p.v.size(), testing::bf16_nan());
   r.dg.assign(p.g.size(), testing::bf16_nan());
+  r.dg_log_decay.assign(p.g_log_decay.size(), testing::float_nan());
   r.dbeta.assign(p.beta.size(), testing::bf16_nan());
   r.da_log.assign(s.heads, testing::float_nan());
   r.ddt_bias.assign(s.heads * s.key_dim, testing::float_nan());
@@ -74,10 +78,11 @@ BackwardResult run_backward(const KdaPacked& p, const KdaOptions& options,
   args.forward.q = p.q.data();
   args.forward.k = p.k.data();
   args.forward.v = p.v.data();
-  args.forward.g = p.g.data();
+  args.forward.g = p.g.empty() ? nullptr : p.g.data();
   args.forward.beta = p.beta.data();
-  args.forward.a_log = p.a_log.data();
-  args.forward.dt_bias = p.dt_bias.data();
+  args.forward.a_log = p.a_log.empty() ? nullptr : p.a_log.data();
+  args.forward.dt_bias = p.dt_bias.empty() ? nullptr : p.dt_bias.data();
+  args.forward.g_log_decay = p.g_log_decay.empty() ? nullptr : p.g_log_decay.data();
   args.forward.initial_state = p.initial_state.empty() ? nullptr : p.initial_state.data();
   args.forward.cu_seqlens = p.varlen ? p.cu_seqlens.data() : nullptr;
   args.d_out = d_out.data();
@@ -85,7 +90,8 @@ BackwardResult run_backward(const KdaPacked& p, const KdaOptions& options,
   args.dq = r.dq.data();
   args.dk = r.dk.data();
   args.dv = r.dv.data();
-  args.dg = r.dg.data();
+  args.dg = r.dg.empty() ? nullptr : r.dg.data();
+  args.dg_log_decay = r.dg_log_decay.empty() ? nullptr : r.dg_log_decay.data();
   args.dbeta = r.dbeta.data();
   args.da_log = r.da_log.data();
   args.ddt_bias = r.ddt_bias.data();
@@ -140,19 +146,29 @@ TEST_P(KdaEmulation, BackwardMatchesAdjoint) {
     K3LAB_EXPECT_CLOSE("dq", gold.dq, testing::to_double(got.dq), 0.008);
     K3LAB_EXPECT_CLOSE("dk", gold.dk, testing::to_double(got.dk), 0.008);
     K3LAB_EXPECT_CLOSE("dv", gold.dv, testing::to_double(got.dv), 0.008);
-    K3LAB_EXPECT_CLOSE("dg", gold.dg, testing::to_double(got.dg), 0.02);
+    if (c.log_decay_gate) {
+      K3LAB_EXPECT_CLOSE("dg_log_decay", gold.dg, testing::to_double(got.dg_log_decay), 0.02);
+      EXPECT_TRUE(std::all_of(got.da_log.begin(), got.da_log.end(), [](float x) { return std::isnan(x); }))
+          << "a log-decay gate has no A_log: the output must stay untouched";
+    } else {
+      K3LAB_EXPECT_CLOSE("dg", gold.dg, testing::to_double(got.dg), 0.02);
+    }
     K3LAB_EXPECT_CLOSE("dbeta", gold.dbeta, testing::to_double(got.dbeta), 0.02);
-    const testing::GateParamScales scales = testing::gate_param_scales(problem, in, gold);
-    K3LAB_EXPECT_CLOSE_TO_SCALE("da_log", gold.da_log, testing::to_double(got.da_log),
-                                scales.da_log, 0.008);
-    K3LAB_EXPECT_CLOSE_TO_SCALE("ddt_bias", gold.ddt_bias, testing::to_double(got.ddt_bias),
-                                scales.ddt_bias, 0.008);
+    if (!c.log_decay_gate) {
+      const testing::GateParamScales scales = testing::gate_param_scales(problem, in, gold);
+      K3LAB_EXPECT_CLOSE_TO_SCALE("da_log", gold.da_log, testing::to_double(got.da_log),
+                                  scales.da_log, 0.008);
+      K3LAB_EXPECT_CLOSE_TO_SCALE("ddt_bias", gold.ddt_bias, testing::to_double(got.ddt_bias),
+                                  scales.ddt_bias, 0.008);
+    }
     K3LAB_EXPECT_CLOSE("d_initial_state", gold.d_initial_state,
                                     testing::to_double(got.d_initial_state), 0.008);
     const BackwardResult reversed = run_backward(packed, testing::options_for(c, GetParam()),
                                                  testing::to_bf16(d_out), testing::to_float(d_final), true);
     EXPECT_TRUE(same_bits(got.dq.data(), reversed.dq.data(), got.dq.size() * sizeof(Bf16)));
     EXPECT_TRUE(same_bits(got.dg.data(), reversed.dg.data(), got.dg.size() * sizeof(Bf16)));
+    EXPECT_TRUE(same_bits(got.dg_log_decay.data(), reversed.dg_log_decay.data(),
+                          got.dg_log_decay.size() * sizeof(float)));
     EXPECT_TRUE(same_bits(got.d_initial_state.data(), reversed.d_initial_state.data(),
                           got.d_initial_state.size() * sizeof(float)));
   }

@@ -82,6 +82,8 @@ std::vector<KdaCase> chunkwise_cases() {
       {"gate_near_bound", fixed_length_offsets(1, 70), 2, 8, 8, true, true, true,
        GateRegime::kNearBound},
       {"shallow_bound", {0, 17, 50}, 1, 12, 4, true, true, true, GateRegime::kTypical, -0.5},
+      {"log_decay_gate", {0, 20, 45}, 2, 8, 8, true, true, true, GateRegime::kNearBound, -5.0,
+       true},
   };
 }
 
@@ -157,8 +159,10 @@ void expect_gradient_matches_fd(const KdaHostProblem& p, KdaHostInputs in, testi
   check("dv", &KdaHostInputs::v, grads.dv);
   check("dg", &KdaHostInputs::g, grads.dg);
   check("dbeta", &KdaHostInputs::beta, grads.dbeta);
-  check("da_log", &KdaHostInputs::a_log, grads.da_log);
-  check("ddt_bias", &KdaHostInputs::dt_bias, grads.ddt_bias);
+  if (!p.gate_is_log_decay) {
+    check("da_log", &KdaHostInputs::a_log, grads.da_log);
+    check("ddt_bias", &KdaHostInputs::dt_bias, grads.ddt_bias);
+  }
   check("d_initial_state", &KdaHostInputs::initial_state, grads.d_initial_state);
 }
 
@@ -178,6 +182,13 @@ TEST(KdaReference, BackwardMatchesFiniteDifferencesAcrossCheckpoints) {
 TEST(KdaReference, BackwardMatchesFiniteDifferencesWithoutNormOrSigmoid) {
   testing::TestRng rng = testing::seeded_rng();
   const KdaCase c{"fd_plain", {0, 4, 9}, 1, 3, 3, true, false, false};
+  expect_gradient_matches_fd(make_problem(c), make_inputs(c, rng), rng);
+}
+
+TEST(KdaReference, BackwardMatchesFiniteDifferencesLogDecayGate) {
+  testing::TestRng rng = testing::seeded_rng();
+  const KdaCase c{"fd_log_decay", {0, 5, 11}, 2, 3, 2, true, true, true, GateRegime::kTypical,
+                  -5.0, true};
   expect_gradient_matches_fd(make_problem(c), make_inputs(c, rng), rng);
 }
 

@@ -6,6 +6,7 @@
 // naive_recurrent_kda (decay, then delta update, then read):
 //   q_t = scale * q_t / |q_t|,  k_t = k_t / |k_t|        (L2 norm with eps 1e-6, optional)
 //   g_t = lower_bound * sigmoid(exp(A_log[h]) * (g_raw_t + dt_bias[h]))      (per key channel)
+//         or, when the caller passes g_log_decay, that fp32 log decay as given (in [lower_bound, 0])
 //   beta_t = sigmoid(beta_logit_t)                       (optional: beta may be given directly)
 //   S = diag(exp(g_t)) S;  S = S + beta_t k_t (v_t - S^T k_t)^T;  o_t = S^T q_t
 //
@@ -61,6 +62,10 @@ struct KdaForwardArgs {
   const Bf16* beta = nullptr;           // (tokens, H)
   const float* a_log = nullptr;         // (H)
   const float* dt_bias = nullptr;       // (H, K)
+  // Alternative to g/a_log/dt_bias: the activated gate (log decay) itself, (tokens, H, K) fp32.
+  // Every value must lie in [lower_bound, 0]: the kernels cannot check device values, and below
+  // -5 per token the 16-token factorisation can overflow.
+  const float* g_log_decay = nullptr;
   const float* initial_state = nullptr; // (N, H, K, V) or null for zeros
   const std::int64_t* cu_seqlens = nullptr;  // (N + 1) device offsets, or null for fixed length
   Bf16* out = nullptr;                  // (tokens, H, V); may be null (only states wanted)
@@ -81,6 +86,8 @@ struct KdaBackwardArgs {
   Bf16* dbeta = nullptr;                // (tokens, H) gradient of beta as given (logits or not)
   float* da_log = nullptr;              // (H)
   float* ddt_bias = nullptr;            // (H, K)
+  float* dg_log_decay = nullptr;        // (tokens, H, K) instead of dg/da_log/ddt_bias when the
+                                        // forward inputs carry g_log_decay
   float* d_initial_state = nullptr;     // (N, H, K, V) or null
   void* workspace = nullptr;            // kda_backward_workspace_bytes(shape) bytes, 256-byte aligned
 };

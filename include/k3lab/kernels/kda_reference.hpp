@@ -21,6 +21,7 @@ struct KdaHostProblem {
   double lower_bound = -5.0;
   bool l2norm_qk = true;
   bool beta_is_logits = true;
+  bool gate_is_log_decay = false;  // g holds the activated log decay; a_log/dt_bias unused
 
   std::int64_t num_seqs() const;
   std::int64_t tokens() const;
@@ -34,7 +35,7 @@ struct KdaHostInputs {
   std::vector<double> q;              // (tokens, H, K) before the L2 norm
   std::vector<double> k;              // (tokens, H, K)
   std::vector<double> v;              // (tokens, H, V)
-  std::vector<double> g;              // (tokens, H, K) raw gate
+  std::vector<double> g;              // (tokens, H, K) raw gate (or the log decay, see problem)
   std::vector<double> beta;           // (tokens, H) logits when beta_is_logits
   std::vector<double> a_log;          // (H)
   std::vector<double> dt_bias;        // (H, K)
@@ -48,8 +49,8 @@ struct KdaHostOutputs {
 
 struct KdaHostGrads {
   std::vector<double> dq, dk, dv, dg, dbeta;  // shaped like the inputs
-  std::vector<double> da_log;                 // (H)
-  std::vector<double> ddt_bias;               // (H, K)
+  std::vector<double> da_log;                 // (H); empty for a log-decay gate
+  std::vector<double> ddt_bias;               // (H, K); empty for a log-decay gate
   std::vector<double> d_initial_state;        // (N, H, K, V)
 };
 
