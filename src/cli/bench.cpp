@@ -1,17 +1,61 @@
+#include <functional>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
+#include "k3lab/api/sse_bench.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/validate/fixture_bench.hpp"
 
 namespace k3lab::cli {
+namespace {
+
+// One row per benchmark: `k3lab bench <name>` runs it; each prints its own numbers and returns an
+// exit code. Add a benchmark by adding a row.
+struct BenchEntry {
+  std::string name;
+  std::string what;
+  std::function<int(std::ostream&)> run;
+};
+
+const std::vector<BenchEntry>& bench_table() {
+  static const std::vector<BenchEntry> table = {
+      {"fixture", "context-probe fixture generation at 32,768 and 1,048,576 tokens, every family (goal: < 100 ms at 1M)",
+       [](std::ostream& out) {
+         validate::run_fixture_bench(out);
+         return 0;
+       }},
+      {"sse", "SSE framing and chat-chunk decoding throughput on a synthetic 64 MiB Kimi-shaped stream",
+       [](std::ostream& out) {
+         api::run_sse_bench(out);
+         return 0;
+       }},
+  };
+  return table;
+}
+
+std::string bench_names() {
+  std::string names;
+  for (const auto& b : bench_table()) names += "\n  " + b.name + ": " + b.what;
+  return names;
+}
+
+}  // namespace
 
 void register_bench(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("bench", "Benchmarks that print their numbers (recorded in docs/benchmarks.md)");
+  auto* cmd = app.add_subcommand("bench", "Benchmarks that print their numbers (recorded in docs/benchmarks.md):" +
+                                              bench_names());
   auto name = std::make_shared<std::string>();
   cmd->add_option("name", *name, "Benchmark name")->required();
   cmd->callback([name, &ctx] {
-    std::cerr << "bench " << *name << ": not built yet\n";
-    ctx.exit_code = experiments::kExitNotBuilt;
+    for (const auto& b : bench_table()) {
+      if (b.name == *name) {
+        ctx.exit_code = b.run(std::cout);
+        return;
+      }
+    }
+    throw std::invalid_argument("bench: unknown benchmark \"" + *name + "\"; known:" + bench_names());
   });
 }
 
