@@ -25,6 +25,7 @@
 
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/models/model_config.hpp"
+#include "k3lab/train/checkpoint.hpp"
 #include "k3lab/train/dataset.hpp"
 #include "k3lab/train/optimizer.hpp"
 
