@@ -3,6 +3,7 @@
 #include <k3lab/core/rng.hpp>
 #include <k3lab/models/kda_layer.hpp>
 #include <k3lab/models/random_tensor.hpp>
+#include <k3lab/models/residual.hpp>
 #include <k3lab/models/rms_norm.hpp>
 #include <k3lab/models/short_conv.hpp>
 
@@ -75,6 +76,11 @@ class Initializer {
         const auto dt = uniform_tensor(shape, rng, std::log(1e-3), std::log(1e-1), torch::kDouble).exp().clamp_min(1e-4);
         return dt + torch::log(-torch::expm1(-dt));  // inverse softplus
       }
+    }
+    if (dynamic_cast<AttnResidualImpl*>(&module)) {
+      // Zero pseudo-queries: a uniform average over sources at step 0 (the AttnRes paper insists).
+      if (name == "queries") return torch::zeros(shape);
+      if (name == "key_gains") return torch::ones(shape);
     }
     throw std::invalid_argument("initialize_parameters: no initialisation rule for parameter '" + full +
                                 "'; add one in src/models/init.cpp");

@@ -28,4 +28,14 @@ InferenceMemory inference_memory(const ModelConfig& config, const MemoryPrecisio
   return m;
 }
 
+std::int64_t residual_sources_per_token(const ModelConfig& config) {
+  const std::int64_t L = config.num_layers();
+  switch (config.residual.mode) {
+    case ResidualMode::Standard: return 1;
+    case ResidualMode::FullAttnRes: return 2 * L + 1;
+    case ResidualMode::BlockAttnRes: return (L - 1) / config.residual.block_size + 2;
+  }
+  return 1;
+}
+
 }  // namespace k3lab::models

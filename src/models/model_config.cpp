@@ -22,13 +22,17 @@ FfnKind ffn_kind_from_string(const std::string& name) {
 std::string to_string(ResidualMode mode) {
   switch (mode) {
     case ResidualMode::Standard: return "standard";
+    case ResidualMode::FullAttnRes: return "full_attn_res";
+    case ResidualMode::BlockAttnRes: return "block_attn_res";
   }
   return "unknown";
 }
 
 ResidualMode residual_mode_from_string(const std::string& name) {
-  if (name == "standard") return ResidualMode::Standard;
-  throw std::invalid_argument("unknown residual mode '" + name + "': use standard");
+  for (auto mode : {ResidualMode::Standard, ResidualMode::FullAttnRes, ResidualMode::BlockAttnRes}) {
+    if (name == to_string(mode)) return mode;
+  }
+  throw std::invalid_argument("unknown residual mode '" + name + "': use standard, full_attn_res or block_attn_res");
 }
 
 namespace {
@@ -191,6 +195,7 @@ void ModelConfig::validate() const {
             "must be divisible by ffn.quant.block_size when MX quantisation is on");
   }
   require(norm_eps > 0.0, "norm_eps", "must be > 0");
+  require(residual.block_size >= 1, "residual.block_size", "must be >= 1 (decoder layers per AttnRes block; K3 uses 12)");
 }
 
 void to_json(json& j, const ModelConfig& c) {
@@ -229,7 +234,7 @@ void to_json(json& j, const ModelConfig& c) {
           {"block_size", c.ffn.quant.block_size}}}}},
       {"norm_eps", c.norm_eps},
       {"tie_embeddings", c.tie_embeddings},
-      {"residual", {{"mode", to_string(c.residual.mode)}}},
+      {"residual", {{"mode", to_string(c.residual.mode)}, {"block_size", c.residual.block_size}}},
   };
 }
 
@@ -289,6 +294,7 @@ void from_json(const json& j, ModelConfig& c) {
   if (const json* s = top.section("residual")) {
     ObjectReader r(*s, "model.residual");
     r.read_enum("mode", out.residual.mode, residual_mode_from_string);
+    r.read("block_size", out.residual.block_size);
     r.finish();
   }
   top.finish();

@@ -55,6 +55,11 @@ ParameterBreakdown parameter_breakdown(const ModelConfig& config) {
   b.ffn = config.num_layers() * ffn_layer_parameters(config.ffn, D);
   switch (config.residual.mode) {
     case ResidualMode::Standard: b.residual = 0; break;
+    case ResidualMode::FullAttnRes:
+    case ResidualMode::BlockAttnRes:
+      // One pseudo-query and one key-norm gain per sublayer (2 per decoder layer) and the output.
+      b.residual = 2 * (2 * config.num_layers() + 1) * D;
+      break;
   }
   return b;
 }

@@ -60,6 +60,8 @@ TEST(ModelConfigJson, RoundTripsEveryField) {
   c.ffn.quant.activations = MxElement::Fp8E4M3;
   c.norm_eps = 1e-6;
   c.tie_embeddings = false;
+  c.residual.mode = ResidualMode::BlockAttnRes;
+  c.residual.block_size = 3;
   const json j = c;
   EXPECT_TRUE(j["kda"]["gate_lower_bound"].is_null());
   const auto back = j.get<ModelConfig>();
@@ -68,6 +70,8 @@ TEST(ModelConfigJson, RoundTripsEveryField) {
   EXPECT_EQ(back.ffn.quant.weights, MxElement::Fp4E2M1);
   EXPECT_EQ(back.ffn.kind, FfnKind::SituGlu);
   EXPECT_EQ(back.num_layers(), 5);
+  EXPECT_EQ(back.residual.mode, ResidualMode::BlockAttnRes);
+  EXPECT_EQ(back.residual.block_size, 3);
 }
 
 TEST(ModelConfigJson, OmittedFieldsTakeDocumentedDefaults) {

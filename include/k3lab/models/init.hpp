@@ -9,6 +9,7 @@
 //   ShortConv weights   U(-1/sqrt(kernel), 1/sqrt(kernel))  (PyTorch's conv default bound)
 //   KDA A_log           0 with the bounded gate (fla safe_gate), else log U(1, 16)
 //   KDA dt_bias         inv_softplus(dt), dt = exp(U(log 1e-3, log 1e-1)) clamped >= 1e-4 (fla)
+//   AttnRes queries     0 (uniform depth mixing at step 0); AttnRes key gains 1
 // Any parameter without a rule is an error, so a new module cannot silently keep LibTorch's
 // (version-dependent) default initialisation.
 #include <torch/nn/module.h>

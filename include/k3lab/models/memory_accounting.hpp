@@ -31,4 +31,9 @@ std::int64_t attention_cache_bytes_per_token(const AttentionConfig& attention,
 
 InferenceMemory inference_memory(const ModelConfig& config, const MemoryPrecision& precision = {});
 
+// Hidden-size vectors the residual path holds per token at its peak (the "residual bank"):
+// Standard 1; FullAttnRes 2L + 1 (embedding and every sublayer output); BlockAttnRes the sealed
+// blocks plus the partial one, floor((L - 1) / block_size) + 2 (Kimi K3, 93 layers / 12: 9).
+std::int64_t residual_sources_per_token(const ModelConfig& config);
+
 }  // namespace k3lab::models

@@ -22,9 +22,12 @@ enum class FfnKind { SwiGlu, SituGlu };
 std::string to_string(FfnKind kind);                    // "swiglu" | "situ_glu"
 FfnKind ffn_kind_from_string(const std::string& name);  // throws std::invalid_argument
 
-// How sublayer outputs are combined along depth. Standard: h <- h + f(norm(h)).
-// (Attention Residuals plug in here as further modes; see residual.hpp.)
-enum class ResidualMode { Standard };
+// How sublayer outputs are combined along depth (residual.hpp):
+//   Standard      h <- h + f(norm(h))
+//   FullAttnRes   each sublayer attends over the embedding and every earlier sublayer output
+//   BlockAttnRes  each sublayer attends over the embedding, completed block sums and the current
+//                 partial block sum (blocks of `block_size` decoder layers; Kimi K3 uses 12)
+enum class ResidualMode { Standard, FullAttnRes, BlockAttnRes };
 std::string to_string(ResidualMode mode);
 ResidualMode residual_mode_from_string(const std::string& name);
 
@@ -71,6 +74,7 @@ struct FfnConfig {
 
 struct ResidualConfig {
   ResidualMode mode = ResidualMode::Standard;
+  std::int64_t block_size = 12;  // decoder layers per block (BlockAttnRes only)
 };
 
 struct ModelConfig {
