@@ -78,7 +78,7 @@ TEST(Trainer, TrainsExactlyTheBudgetAndEvaluatesOnCadence) {
   for (double loss : result.state.losses) EXPECT_TRUE(std::isfinite(loss));
   // A byte-level model starts near ln(256) = 5.55.
   EXPECT_NEAR(result.state.losses.front(), std::log(256.0), 0.5);
-  EXPECT_EQ(result.parameters, models::parameter_count(*result.model));
+  EXPECT_EQ(result.parameters, models::parameter_count(*result.model.ptr()));
 }
 
 TEST(Trainer, RejectsBudgetsThatDoNotDivide) {
