@@ -421,7 +421,7 @@ Transcript read_transcript(const json& messages) {
         if (arguments.is_string()) {
           arguments = json::parse(arguments.get<std::string>(), nullptr, false);
         }
-        if (arguments.is_discarded() || !function.contains("name")) continue;
+        if (arguments.is_discarded() || !function.contains("name") || !function["name"].is_string()) continue;
         key_by_id[call.value("id", "")] = call_key(function["name"].get<std::string>(), arguments);
       }
     } else if (m["role"] == "tool") {
