@@ -1,16 +1,31 @@
 #include "context_probe/context_probe_experiment.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <stdexcept>
 
+#include "context_probe/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/plan.hpp"
+#include "context_probe/prompt_tokens.hpp"
+#include "context_probe/reader_model.hpp"
 #include "context_probe/summary.hpp"
 #include "context_probe/units.hpp"
 #include "context_probe/window_rule.hpp"
+#include "k3lab/core/ledger.hpp"
 #include "k3lab/experiments/context_probe.hpp"
 
 namespace k3lab::experiments {
 namespace context_probe {
+
+ContextProbeExperiment::ContextProbeExperiment(RunHooks hooks) : hooks_(std::move(hooks)) {
+  if (!hooks_.clock) hooks_.clock = api::system_clock();
+}
+
+ContextProbeExperiment::~ContextProbeExperiment() {
+  cells_.reset();
+  if (embedded_) embedded_->stop();
+}
 
 const core::Schema& ContextProbeExperiment::parameter_schema() const { return context_probe::parameter_schema(); }
 
@@ -25,13 +40,56 @@ nlohmann::json ContextProbeExperiment::plan_details(const core::Protocol&, const
   return context_probe::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome ContextProbeExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("context-probe: runner not built yet");
+CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
+  if (cells_) return *cells_;
+  CellRunnerSetup setup;
+  setup.parameters = parse_parameters(env.parameters);
+  setup.endpoint = choose_endpoint(env.options);
+  setup.counter = make_prompt_token_counter(configured_vocabulary(setup.parameters, env.options));
+  setup.clock = hooks_.clock;
+
+  api::ClientConfig config;
+  config.max_transport_retries = setup.parameters.transport_retries;
+  config.max_in_flight = 1;  // one call per unit, units in ledger order
+  if (setup.endpoint.embedded()) {
+    api::MockServerOptions options;
+    options.models = {setup.parameters.model};
+    options.model = context_reader_model(hooks_.embedded_reader);
+    options.faults = hooks_.embedded_faults;
+    embedded_ = std::make_unique<api::MockServer>(std::move(options));
+    embedded_->start(0);
+    config.base_url = embedded_->base_url();
+    spdlog::info("context-probe: no API key and no base URL; embedded mock server at {} ({})",
+                 config.base_url, kSimulatedLabel);
+  } else {
+    config.base_url = setup.endpoint.base_url;
+  }
+  setup.client = std::make_shared<const api::ChatClient>(config, hooks_.clock);
+  // Salting prefix ids with the run dir's name keeps a later window off this window's cache; the
+  // embedded mock's cache is born empty with the process, so its ledgers stay reproducible unsalted.
+  setup.window_id = setup.endpoint.embedded() ? std::string() : env.run_dir.filename().string();
+
+  const auto ledger = core::read_ledger(env.run_dir);
+  std::map<std::string, std::string> earlier;
+  for (const auto& r : ledger.records) {
+    const std::string kind = r.value("kind", "");
+    if (core::is_terminal_kind(kind) && r.contains("unit")) earlier[r["unit"].get<std::string>()] = kind;
+  }
+  setup.window.hours = setup.parameters.test_window_hours;
+  setup.window.start = recorded_window_start(ledger).value_or(hooks_.clock->utc_now());
+  cells_ = std::make_unique<CellRunner>(std::move(setup), std::move(earlier));
+  return *cells_;
 }
+
+UnitOutcome ContextProbeExperiment::run_unit(const Unit& unit, RunEnv& env) { return cells(env).run(unit); }
 
 WindowVerdict ContextProbeExperiment::check_window(const core::Protocol&, const nlohmann::json& parameters,
                                                    const std::vector<nlohmann::json>& terminal_records) const {
   return check_invalid_window(parse_parameters(parameters), terminal_records);
+}
+
+std::vector<std::string> ContextProbeExperiment::run_labels(const nlohmann::json& options) const {
+  return endpoint_labels(choose_endpoint(options));
 }
 
 void ContextProbeExperiment::summarise(const core::Protocol& protocol, const RunRecords& records,

@@ -12,6 +12,8 @@ namespace {
 constexpr double kContextLimit = 1048576;
 // The Kimi K3 output cap (api.md section 1.1: 128K max output).
 constexpr double kMaxCompletion = 131072;
+// Fixture i of a family uses placement index i-1 of the evidence-placement rule (validate), which has 8.
+constexpr std::size_t kFixturesPerFamily = 8;
 
 std::shared_ptr<core::Schema> price_table_schema() {
   auto s = std::make_shared<core::Schema>();
@@ -63,6 +65,10 @@ core::Schema make_schema() {
       .at_least(0)
       .at_most(2);
   s.object("pricing", pricing_schema(), "prices for the cost estimate and the cost-per-success metric");
+  s.string("tokenizer_vocab",
+           "tiktoken-format vocabulary file (Kimi's tiktoken.model) for exact prompt sizes and budget checks; "
+           "absent: the conservative 3-bytes-per-token estimate")
+      .optional();
   return s;
 }
 
@@ -88,6 +94,12 @@ Parameters parse_parameters(const nlohmann::json& j) {
     const auto seeds = j.at("fixture_seeds").get<std::vector<std::uint64_t>>();
     if (std::set<std::uint64_t>(seeds.begin(), seeds.end()).size() != seeds.size()) {
       issues.push_back({"parameters.fixture_seeds", "repeats a seed; every fixture needs its own seed"});
+    }
+    if (seeds.size() > kFixturesPerFamily) {
+      issues.push_back({"parameters.fixture_seeds", "lists " + std::to_string(seeds.size()) +
+                                                        " seeds but each family has " +
+                                                        std::to_string(kFixturesPerFamily) +
+                                                        " evidence placements (fixtures 1..8); list at most 8"});
     }
     const auto lengths = j.at("lengths").get<std::vector<std::int64_t>>();
     const auto completion = j.at("max_completion_tokens").get<std::int64_t>();
@@ -130,6 +142,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.invalid_fraction_limit = j.at("invalid_fraction_limit").get<double>();
   p.decision_confidence = j.at("decision_confidence").get<double>();
   p.transport_retries = j.at("transport_retries").get<int>();
+  p.tokenizer_vocab = j.value("tokenizer_vocab", std::string());
   const auto& pricing = j.at("pricing");
   const auto& prices = pricing.at("usd_per_million_tokens");
   p.pricing = {pricing.at("model").get<std::string>(), pricing.at("as_of").get<std::string>(),

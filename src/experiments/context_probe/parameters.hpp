@@ -37,6 +37,7 @@ struct Parameters {
   double decision_confidence = 0;
   int transport_retries = 0;
   Pricing pricing;
+  std::string tokenizer_vocab;  // optional; empty: the conservative estimate (prompt_tokens.hpp)
 
   // The most prompt tokens (fixture, framing, question) a request at this budget may carry.
   std::int64_t max_prompt_tokens(std::int64_t length) const { return length - max_completion_tokens; }

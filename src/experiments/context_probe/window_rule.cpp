@@ -10,8 +10,9 @@ WindowVerdict check_invalid_window(const Parameters& p, const std::vector<nlohma
   const std::size_t planned_scored =
       p.families.size() * p.fixture_seeds.size() * p.lengths.size() * static_cast<std::size_t>(p.repetitions) * 2;
   const std::size_t tolerated = tolerated_invalid_cells(p, planned_scored);
-  std::size_t invalid = 0, failed = 0;
+  std::size_t invalid = 0, failed = 0, expired = 0;
   for (const auto& r : terminal_records) {
+    expired += r.value("reason", "") == "window-expired" ? 1 : 0;
     const auto spec = r.find("spec");
     if (spec == r.end() || spec->value("role", "") != "scored") continue;
     const std::string kind = r.value("kind", "");
@@ -24,6 +25,16 @@ WindowVerdict check_invalid_window(const Parameters& p, const std::vector<nlohma
                   {"planned_scored_cells", planned_scored},
                   {"tolerated", tolerated},
                   {"limit_fraction", p.invalid_fraction_limit}};
+  verdict.data["window_expired_units"] = expired;
+  if (expired > 0) {
+    char hours[32];
+    std::snprintf(hours, sizeof hours, "%g", p.test_window_hours);
+    verdict.stop = true;
+    verdict.reason = std::string("the ") + hours + "-hour test window closed before every planned call had run "
+                     "(the seed runs the whole matrix inside one window): this window is invalid; rerun the "
+                     "complete matrix in a new window (--fresh)";
+    return verdict;
+  }
   if (invalid + failed > tolerated) {
     verdict.stop = true;
     char percent[32];

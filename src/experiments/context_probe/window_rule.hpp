@@ -3,6 +3,8 @@
 // rerun the complete matrix later." A scored cell without a valid measurement (recorded invalid, or a
 // failure after the transport retries) counts against the limit; priming calls do not, because a
 // failed priming call already makes its warm cell invalid (no cached tokens).
+// The window also stops, whatever the count, as soon as any unit (scored or priming) was refused or
+// invalidated because the test window (test_window_hours, 24 h) had closed: reason "window-expired".
 #include <vector>
 
 #include <nlohmann/json.hpp>

@@ -1,0 +1,84 @@
+// Call cost against hand computation; the test-window clock; the window rule's stop conditions.
+#include <gtest/gtest.h>
+
+#include "context_probe/call_cost.hpp"
+#include "context_probe/test_window.hpp"
+#include "context_probe/window_rule.hpp"
+#include "k3lab/api/clock.hpp"
+#include "test_support.hpp"
+
+namespace k3lab::context_probe_test {
+namespace {
+
+namespace cp = experiments::context_probe;
+
+TEST(CallCost, MatchesTheApiNotesFormula) {
+  const cp::Pricing price{"kimi-k3", "x", "y", 0.30, 3.00, 15.00};
+  // 100,000 prompt tokens of which 60,000 cached, 2,000 completion:
+  // 60,000 x 0.30 + 40,000 x 3.00 + 2,000 x 15.00 = 18,000 + 120,000 + 30,000 = 168,000 per 1e6 = $0.168.
+  EXPECT_NEAR(cp::call_cost_usd(price, 100000, 60000, 2000), 0.168, 1e-12);
+  EXPECT_NEAR(cp::call_cost_usd(price, 1000, 0, 0), 0.003, 1e-12);
+  // More cached than prompt tokens is billed as all-cached, never a negative miss.
+  EXPECT_NEAR(cp::call_cost_usd(price, 1000, 5000, 0), 0.0003, 1e-12);
+}
+
+TEST(TestWindow, UtcRoundTripAndBounds) {
+  const auto t = cp::parse_utc("2026-08-03T12:34:56.789Z");
+  EXPECT_EQ(api::format_utc(t), "2026-08-03T12:34:56.789Z");
+  EXPECT_EQ(api::format_utc(cp::parse_utc("2026-01-01T00:00:00Z")), "2026-01-01T00:00:00.000Z");
+  EXPECT_THROW(cp::parse_utc("yesterday"), std::invalid_argument);
+  EXPECT_THROW(cp::parse_utc("2026-08-03 12:34:56"), std::invalid_argument);
+
+  cp::TestWindow w{t, 24};
+  EXPECT_EQ(api::format_utc(w.end()), "2026-08-04T12:34:56.789Z");
+  EXPECT_TRUE(w.contains(t));
+  EXPECT_TRUE(w.contains(w.end() - std::chrono::milliseconds(1)));
+  EXPECT_FALSE(w.contains(w.end()));
+  EXPECT_FALSE(w.contains(t - std::chrono::milliseconds(1)));
+}
+
+TEST(TestWindow, RecordedStartIsTheEarliestTerminalRecord) {
+  core::LedgerContents ledger;
+  ledger.records = {
+      {{"kind", "plan"}, {"timing", {{"window_start_utc", "2020-01-01T00:00:00.000Z"}}}},  // not terminal
+      {{"kind", "result"}, {"timing", {{"window_start_utc", "2026-08-03T10:00:00.000Z"}}}},
+      {{"kind", "invalid"}, {"timing", {{"window_start_utc", "2026-08-03T09:00:00.000Z"}}}},
+      {{"kind", "failure"}, {"timing", nlohmann::json::object()}}};
+  const auto start = cp::recorded_window_start(ledger);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(api::format_utc(*start), "2026-08-03T09:00:00.000Z");
+  EXPECT_FALSE(cp::recorded_window_start(core::LedgerContents{}).has_value());
+}
+
+nlohmann::json scored(const std::string& kind, const std::string& reason = "") {
+  nlohmann::json r = {{"kind", kind}, {"spec", {{"role", "scored"}}}};
+  if (!reason.empty()) r["reason"] = reason;
+  return r;
+}
+
+TEST(WindowRule, FivePercentOfScoredCellsStopsTheWindow) {
+  const auto p = cp::parse_parameters(protocol_parameters("full"));  // 1,200 scored cells: 60 tolerated
+  std::vector<nlohmann::json> records;
+  for (int i = 0; i < 30; ++i) records.push_back(scored("invalid", "warm-cache-miss"));
+  for (int i = 0; i < 30; ++i) records.push_back(scored("failure", "transport"));
+  for (int i = 0; i < 100; ++i) records.push_back({{"kind", "failure"}, {"spec", {{"role", "prime"}}}});
+  EXPECT_FALSE(cp::check_invalid_window(p, records).stop);  // 60 of 1,200: not more than 5%
+  records.push_back(scored("invalid", "cold-cache-hit"));
+  const auto v = cp::check_invalid_window(p, records);
+  EXPECT_TRUE(v.stop);
+  EXPECT_EQ(v.data["invalid_scored_cells"], 31);
+  EXPECT_EQ(v.data["failed_scored_cells"], 30);
+  EXPECT_NE(v.reason.find("61 of 1200"), std::string::npos) << v.reason;
+}
+
+TEST(WindowRule, AnExpiredWindowStopsWhateverTheCount) {
+  const auto p = cp::parse_parameters(protocol_parameters("full"));
+  std::vector<nlohmann::json> records = {scored("result"),
+                                         {{"kind", "invalid"}, {"reason", "window-expired"}, {"spec", {{"role", "prime"}}}}};
+  const auto v = cp::check_invalid_window(p, records);
+  EXPECT_TRUE(v.stop);
+  EXPECT_NE(v.reason.find("24-hour test window closed"), std::string::npos) << v.reason;
+}
+
+}  // namespace
+}  // namespace k3lab::context_probe_test
