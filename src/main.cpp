@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   k3lab::cli::register_report(app, ctx);
   k3lab::cli::register_bench(app, ctx);
   k3lab::cli::register_mock_server(app, ctx);
+  k3lab::cli::register_fixture(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,6 +20,7 @@ void register_run(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);
 void register_bench(CLI::App& app, Context& ctx);
 void register_mock_server(CLI::App& app, Context& ctx);
+void register_fixture(CLI::App& app, Context& ctx);
 
 // The exit codes, as printed in `k3lab --help`.
 extern const char* const kExitCodeHelp;

@@ -1,17 +1,70 @@
+// `k3lab mock-server --port N`: k3lab's OpenAI-compatible mock endpoint on 127.0.0.1, until Ctrl-C.
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.hpp"
+#include "context_probe/endpoint_choice.hpp"
+#include "context_probe/reader_model.hpp"
+#include "k3lab/api/mock_server.hpp"
 #include "k3lab/experiments/runner.hpp"
 
 namespace k3lab::cli {
+namespace {
+
+// The seam for agent-replay traffic (requests that declare tools): its scripted model plugs in here
+// when agent-replay provides one. Until then such requests get a clear 400.
+api::MockModel agent_traffic_model() {
+  return [](const nlohmann::json&) {
+    api::MockReply reply;
+    reply.error = api::MockError{400, "invalid_request_error",
+                                 "k3lab mock-server has no model for tool-calling (agent-replay) requests yet; "
+                                 "only context-probe traffic (no tools) is answered"};
+    return reply;
+  };
+}
+
+// One server answers both API experiments: a request with a non-empty tools array is agent traffic,
+// anything else is a context-probe prompt for the deterministic reader.
+api::MockModel dispatch_by_traffic(api::MockModel context_model, api::MockModel agent_model) {
+  return [context_model = std::move(context_model), agent_model = std::move(agent_model)](const nlohmann::json& request) {
+    const auto tools = request.find("tools");
+    const bool agent = tools != request.end() && tools->is_array() && !tools->empty();
+    return agent ? agent_model(request) : context_model(request);
+  };
+}
+
+}  // namespace
 
 void register_mock_server(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("mock-server", "Local OpenAI-compatible endpoint used by tests and dry runs");
-  auto port = std::make_shared<int>(8089);
-  cmd->add_option("--port", *port, "TCP port on 127.0.0.1")->capture_default_str();
-  cmd->callback([&ctx] {
-    std::cerr << "mock-server: not built yet\n";
-    ctx.exit_code = experiments::kExitNotBuilt;
+  struct Options {
+    int port = 8089;
+    std::uint64_t reader_seed = 0;
+    std::vector<std::string> models = {"kimi-k3"};
+  };
+  auto opt = std::make_shared<Options>();
+  cmd->add_option("--port", opt->port, "TCP port on 127.0.0.1 (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--reader-seed", opt->reader_seed, "Seed of the context-probe reader's recall draws")
+      ->capture_default_str();
+  cmd->add_option("--model", opt->models, "Model ids the server accepts and lists")->capture_default_str();
+  cmd->callback([opt, &ctx] {
+    validate::ReaderConfig reader;
+    reader.seed = opt->reader_seed;
+    api::MockServerOptions options;
+    options.models = opt->models;
+    options.model = dispatch_by_traffic(experiments::context_probe::context_reader_model(reader), agent_traffic_model());
+    api::MockServer server(std::move(options));
+    experiments::install_stop_handlers();
+    const int port = server.start(opt->port);
+    std::cout << "k3lab mock-server: serving " << server.base_url() << " ("
+              << experiments::context_probe::kSimulatedLabel << "); Ctrl-C stops it" << std::endl;
+    while (!experiments::stop_flag().load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stop();
+    std::cout << "k3lab mock-server: stopped (port " << port << ")" << std::endl;
+    ctx.exit_code = 0;
   });
 }
 
