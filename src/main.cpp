@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   k3lab::cli::register_freeze(app, ctx);
   k3lab::cli::register_run(app, ctx);
   k3lab::cli::register_report(app, ctx);
+  k3lab::cli::register_status(app, ctx);
   k3lab::cli::register_bench(app, ctx);
   k3lab::cli::register_mock_server(app, ctx);
   k3lab::cli::register_fixture(app, ctx);

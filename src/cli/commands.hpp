@@ -18,6 +18,7 @@ void register_validate(CLI::App& app, Context& ctx);
 void register_freeze(CLI::App& app, Context& ctx);
 void register_run(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);
+void register_status(CLI::App& app, Context& ctx);
 void register_bench(CLI::App& app, Context& ctx);
 void register_mock_server(CLI::App& app, Context& ctx);
 void register_fixture(CLI::App& app, Context& ctx);

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "k3lab/exec/slurm_executor.hpp"
 #include "k3lab/experiments/runner.hpp"
 
 namespace k3lab::cli {
@@ -20,6 +21,18 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
   } catch (const std::exception&) {
   }
   throw std::invalid_argument("--shard expects i/n with 0 <= i < n (e.g. --shard 3/16), got \"" + text + "\"");
+}
+
+// --executor slurm --shard N: the number of array tasks.
+std::size_t parse_shard_count(const std::string& text) {
+  try {
+    if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos && std::stoul(text) > 0) {
+      return std::stoul(text);
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--executor slurm takes --shard N, the number of array tasks (e.g. --shard 16), got \"" +
+                              text + "\"");
 }
 
 }  // namespace
@@ -41,6 +54,10 @@ void register_run(CLI::App& app, Context& ctx) {
     std::string base_url;
     int threads = 0;
     std::string device = "auto";
+    std::string executor = "local";
+    std::vector<std::string> slurm_opts;
+    bool dry_run = false;
+    bool requeue = false;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("experiments", opt->ids, "Experiment ids (see `k3lab list`)");
@@ -64,6 +81,14 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--device", opt->device, "Training device: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--executor", opt->executor,
+                  "local (this process) or slurm (submit one sbatch job array over the pending units; docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  cmd->add_option("--slurm-opt", opt->slurm_opts,
+                  "With --executor slurm: an sbatch option as name=value, e.g. --slurm-opt partition=gpu (repeatable)");
+  cmd->add_flag("--dry-run", opt->dry_run, "With --executor slurm: plan the run dir and print the script; submit nothing");
+  cmd->add_flag("--requeue", opt->requeue, "With --executor slurm: let Slurm requeue preempted tasks (resume is safe)");
   cmd->callback([opt, &ctx] {
     if (opt->all) {
       opt->ids.clear();
@@ -89,6 +114,26 @@ void register_run(CLI::App& app, Context& ctx) {
       if (!opt->run_dir.empty()) request.run_dir = std::filesystem::path(opt->run_dir);
       request.worker = opt->worker;
       request.only_units = opt->units;
+      if (opt->executor == "slurm") {
+        exec::SlurmSubmitOptions slurm;
+        slurm.slurm_options = opt->slurm_opts;
+        if (!opt->shard.empty()) slurm.shard_count = parse_shard_count(opt->shard);
+        slurm.dry_run = opt->dry_run;
+        slurm.requeue = opt->requeue;
+        const auto submitted = exec::submit_to_slurm(request, slurm);
+        if (opt->all && submitted.exit_code == experiments::kExitNotBuilt) {
+          std::cout << id << ": skipped (runner not built yet)\n";
+          continue;
+        }
+        if (opt->dry_run && !submitted.script.empty()) std::cout << submitted.script;
+        std::cout << id << ": " << submitted.message << "\n";
+        if (!submitted.job_id.empty()) std::cout << "job " << submitted.job_id << "\n";
+        if (submitted.exit_code != 0 && worst == 0) worst = submitted.exit_code;
+        continue;
+      }
+      if (!opt->slurm_opts.empty() || opt->dry_run || opt->requeue) {
+        throw std::invalid_argument("--slurm-opt, --dry-run and --requeue need --executor slurm");
+      }
       if (!opt->shard.empty()) request.shard = parse_shard(opt->shard);
       const auto summary = experiments::run_experiment(request);
       if (opt->all && summary.exit_code == experiments::kExitNotBuilt) {

@@ -224,6 +224,12 @@ RunSummary run_experiment(const RunRequest& request) {
     for (const auto& u : units) ids.push_back(u.id);
     writer.append({{"kind", "plan"}, {"units", ids}, {"count", units.size()}, {"design_sha256", design}});
   }
+  if (request.plan_only) {
+    RunRecords planned{run->manifest, core::read_ledger(run->path), run->path};
+    count(planned.terminal_records(), summary);
+    summary.message = run->path.string() + ": planned " + std::to_string(units.size()) + " units";
+    return summary;
+  }
 
   RunRecords records{run->manifest, ledger, run->path};
   auto terminal = records.terminal_records();

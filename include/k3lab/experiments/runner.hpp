@@ -39,6 +39,9 @@ struct RunRequest {
   std::string worker;                            // ledger shard name ("" = ledger.jsonl)
   std::vector<std::string> only_units;           // run only these unit ids (Slurm array tasks)
   std::optional<std::pair<std::size_t, std::size_t>> shard;  // (index, count): units with i % count == index
+  // Create (or pick) the run dir and write its manifest and frozen plan, then return without running a
+  // unit: a scheduler (src/exec) plans on the submit host, and its tasks then extend that run dir.
+  bool plan_only = false;
   // For tests and embedding: use this module and protocol file instead of the registry's.
   std::function<std::unique_ptr<Experiment>()> experiment_factory;
   std::optional<std::filesystem::path> protocol_file;

@@ -1,0 +1,429 @@
+#include "k3lab/exec/slurm_executor.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "k3lab/core/atomic_file.hpp"
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/core/provenance.hpp"
+#include "k3lab/core/run_dir.hpp"
+#include "k3lab/exec/resources.hpp"
+#include "k3lab/exec/sbatch_script.hpp"
+#include "k3lab/exec/slurm_jobs.hpp"
+#include "k3lab/experiments/experiment.hpp"
+
+namespace k3lab::exec {
+namespace {
+
+constexpr const char* kAccountingWorker = "slurm-accounting";
+
+// One submitter or failure recorder per run dir at a time (flock on slurm/submit.lock).
+class RunDirLock {
+ public:
+  explicit RunDirLock(const std::filesystem::path& run_dir) {
+    const auto dir = run_dir / "slurm";
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "submit.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+    held_ = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+  }
+  ~RunDirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+// The run as its manifest and ledger define it (never the current protocol file).
+struct PlannedRun {
+  nlohmann::json manifest;
+  std::unique_ptr<experiments::Experiment> experiment;  // null when its module cannot be loaded
+  std::optional<core::Protocol> protocol;
+  nlohmann::json parameters;
+  std::vector<experiments::Unit> units;
+  std::vector<std::string> plan;  // unit ids in frozen-plan order
+  std::string load_error;
+};
+
+PlannedRun load_planned_run(const std::filesystem::path& run_dir, const core::LedgerContents& ledger,
+                            const experiments::ExperimentFactory& factory) {
+  PlannedRun run;
+  run.manifest = core::read_manifest(run_dir);
+  run.parameters = run.manifest.value("parameters", nlohmann::json::object());
+  try {
+    run.experiment = factory ? factory() : experiments::make_experiment(run.manifest.value("experiment", ""));
+    run.protocol = core::protocol_from_document(run.manifest.at("protocol"), run_dir / "manifest.json");
+    run.units = run.experiment->enumerate(*run.protocol, run.parameters);
+  } catch (const std::exception& e) {
+    run.experiment.reset();
+    run.load_error = e.what();
+  }
+  for (const auto& r : ledger.records) {
+    if (r.value("kind", "") != "plan" || !r.contains("units")) continue;
+    for (const auto& id : r["units"]) run.plan.push_back(id.get<std::string>());
+    break;
+  }
+  if (run.plan.empty()) {
+    for (const auto& u : run.units) run.plan.push_back(u.id);
+  }
+  return run;
+}
+
+std::set<std::string> terminal_units(const std::vector<nlohmann::json>& records) {
+  std::set<std::string> done;
+  for (const auto& r : records) {
+    if (core::is_terminal_kind(r.value("kind", "")) && r.contains("unit")) done.insert(r["unit"].get<std::string>());
+  }
+  return done;
+}
+
+std::string window_stop_reason(const std::vector<nlohmann::json>& records) {
+  for (const auto& r : records) {
+    if (r.value("kind", "") == "window" && r.value("stop", false)) return r.value("reason", "stopped");
+  }
+  return "";
+}
+
+struct Reconciled {
+  std::vector<JobRecord> jobs;
+  TaskStates states;
+  core::LedgerContents ledger;
+  std::vector<nlohmann::json> owed;  // failure records owed (and written, when `write`)
+  std::size_t recorded = 0;
+  std::string window_stop;
+  std::vector<std::string> notes;
+};
+
+// Asks Slurm about every recorded job and, when `write`, appends the failure records owed for units
+// that died with their task (ledger.slurm-accounting.jsonl), then applies the window rule.
+Reconciled reconcile(const std::filesystem::path& run_dir, const PlannedRun& run, const CommandRunner& runner,
+                     bool write) {
+  Reconciled rec;
+  rec.jobs = read_job_records(run_dir);
+  rec.ledger = core::read_ledger(run_dir);
+  rec.states = query_task_states(runner, job_ids(rec.jobs));
+  rec.owed = slurm_failure_records(rec.ledger.records, rec.jobs, rec.states);
+  if (write && !rec.owed.empty()) {
+    if (!run.experiment) {
+      rec.notes.push_back("Slurm failures were not recorded: the run's experiment module cannot be loaded (" +
+                          run.load_error + ")");
+    } else {
+      std::map<std::string, const experiments::Unit*> by_id;
+      for (const auto& u : run.units) by_id[u.id] = &u;
+      const auto labels = run.manifest.value("labels", nlohmann::json::array());
+      const bool unfrozen = run.manifest.value("unfrozen", false);
+      core::LedgerWriter writer(run_dir, kAccountingWorker);
+      for (auto record : rec.owed) {
+        const auto unit = by_id.find(record["unit"].get<std::string>());
+        record["spec"] = unit == by_id.end() ? nlohmann::json(nullptr) : unit->second->spec;
+        record["data"] = nlohmann::json::object();
+        if (!labels.empty()) record["labels"] = labels;
+        if (unfrozen) record["unfrozen"] = true;
+        writer.append(std::move(record));
+        ++rec.recorded;
+      }
+      rec.ledger = core::read_ledger(run_dir);
+      if (window_stop_reason(rec.ledger.records).empty()) {
+        experiments::RunRecords records{run.manifest, rec.ledger, run_dir};
+        const auto verdict = run.experiment->check_window(*run.protocol, run.parameters, records.terminal_records());
+        if (verdict.stop) {
+          writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});
+          rec.ledger = core::read_ledger(run_dir);
+        }
+      }
+    }
+  }
+  rec.window_stop = window_stop_reason(rec.ledger.records);
+  return rec;
+}
+
+std::string option_value(const std::vector<SbatchOption>& options, const std::string& name) {
+  std::string value;
+  for (const auto& o : options) {
+    if (o.name == name) value = o.value;
+  }
+  return value;
+}
+
+// #SBATCH lines and Slurm's output patterns cannot carry these characters in a path.
+void check_slurm_path(const std::filesystem::path& path, const char* what) {
+  const std::string text = path.string();
+  if (text.find_first_of(" \t\n\"'%\\") != std::string::npos) {
+    throw std::invalid_argument(std::string("the ") + what + " " + text +
+                                " contains a blank, quote, backslash or '%', which sbatch options cannot carry; "
+                                "use a runs root without them (--out)");
+  }
+}
+
+std::filesystem::path this_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this k3lab binary (/proc/self/exe): " + ec.message());
+  return path;
+}
+
+}  // namespace
+
+std::vector<std::string> task_run_arguments(const experiments::RunRequest& request) {
+  std::vector<std::string> args;
+  if (request.unfrozen) args.push_back("--unfrozen");
+  for (const auto& s : request.set_overrides) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  static const std::map<std::string, std::string> flags = {
+      {"base_url", "--base-url"}, {"threads", "--threads"}, {"device", "--device"}};
+  for (auto it = request.options.begin(); it != request.options.end(); ++it) {
+    const auto flag = flags.find(it.key());
+    if (flag == flags.end()) {
+      throw std::invalid_argument("--executor slurm cannot pass the execution option \"" + it.key() +
+                                  "\" on to its array tasks; run without it, or extend task_run_arguments "
+                                  "(src/exec/slurm_executor.cpp)");
+    }
+    args.push_back(flag->second);
+    args.push_back(it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  return args;
+}
+
+SubmitResult submit_to_slurm(const experiments::RunRequest& request, const SlurmSubmitOptions& options) {
+  if (!request.worker.empty()) {
+    throw std::invalid_argument("--worker cannot be combined with --executor slurm: each array task writes its own "
+                                "ledger shard (ledger.slurm-<job>-<task>.jsonl)");
+  }
+  if (request.shard) {
+    throw std::invalid_argument("--executor slurm takes --shard N (the number of array tasks), not i/n");
+  }
+  if (options.shard_count && *options.shard_count == 0) {
+    throw std::invalid_argument("--shard 0: give the number of array tasks, e.g. --shard 8");
+  }
+  if (options.shard_count && !request.only_units.empty()) {
+    throw std::invalid_argument("--unit and --shard N cannot be combined with --executor slurm: a shard task runs "
+                                "every pending unit of its shard. Drop --shard to submit one task per named unit");
+  }
+  const CommandRunner runner = options.runner ? options.runner : CommandRunner(run_command);
+  const auto run_arguments = task_run_arguments(request);
+  const auto user_options = parse_slurm_options(options.slurm_options);
+
+  experiments::RunRequest plan_request = request;
+  plan_request.plan_only = true;
+  plan_request.only_units.clear();
+  const auto planned_summary = experiments::run_experiment(plan_request);
+  SubmitResult result;
+  result.exit_code = planned_summary.exit_code;
+  result.planned = planned_summary.planned;
+  result.message = planned_summary.message;
+  if (planned_summary.run_dir.empty() || planned_summary.exit_code != experiments::kExitOk) return result;
+  result.run_dir = std::filesystem::absolute(planned_summary.run_dir).lexically_normal();
+  if (planned_summary.already_complete) {
+    result.finished = planned_summary.results + planned_summary.invalid + planned_summary.failures;
+    result.message = planned_summary.message + "; nothing to submit";
+    return result;
+  }
+  check_slurm_path(result.run_dir, "run dir");
+
+  RunDirLock lock(result.run_dir);
+  if (!lock.held()) {
+    throw std::runtime_error("another k3lab is submitting or recording Slurm failures for " + result.run_dir.string() +
+                             "; wait for it to finish, then submit again");
+  }
+  const auto run = load_planned_run(result.run_dir, core::read_ledger(result.run_dir), request.experiment_factory);
+  if (!run.experiment) throw std::runtime_error("cannot load the run's experiment: " + run.load_error);
+  auto rec = reconcile(result.run_dir, run, runner, !options.dry_run);
+  result.failures_recorded = rec.recorded;
+  auto records = rec.ledger.records;
+  if (options.dry_run) records.insert(records.end(), rec.owed.begin(), rec.owed.end());
+  if (!rec.window_stop.empty()) {
+    result.exit_code = experiments::kExitWindowStopped;
+    result.message = result.run_dir.string() + " was stopped by its window rule: " + rec.window_stop +
+                     "; nothing submitted";
+    return result;
+  }
+
+  std::map<std::string, std::vector<std::string>> live;  // job id -> its queued or running tasks
+  for (const auto& job : rec.jobs) {
+    for (const auto& t : job.tasks) {
+      const TaskState* state = task_state(job, t.index, rec.states);
+      if (state && classify(*state) == TaskEnd::Active) live[job.job_id].push_back(std::to_string(t.index));
+    }
+  }
+  if (!live.empty()) {
+    std::string which;
+    for (const auto& [job, tasks] : live) {
+      which += (which.empty() ? "" : "; ") + std::string("job ") + job + " tasks " +
+               array_ranges([&] {
+                 std::vector<std::size_t> v;
+                 for (const auto& t : tasks) v.push_back(std::stoul(t));
+                 return v;
+               }());
+    }
+    result.exit_code = experiments::kExitError;
+    result.message = "nothing submitted: earlier tasks of " + result.run_dir.string() + " are still queued or running (" +
+                     which + "). Wait until they end (`k3lab status " + result.run_dir.string() +
+                     "`) or cancel them (scancel <job>), then submit again";
+    return result;
+  }
+
+  const auto done = terminal_units(records);
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < run.plan.size(); ++i) position.emplace(run.plan[i], i);
+  for (const auto& wanted : request.only_units) {
+    if (!position.count(wanted)) {
+      throw std::invalid_argument("--unit " + wanted + " is not a unit of this run (`k3lab plan " +
+                                  run.manifest.value("experiment", "") + " --units` lists them)");
+    }
+  }
+  const std::set<std::string> only(request.only_units.begin(), request.only_units.end());
+  std::vector<std::string> pending;
+  for (const auto& unit : run.plan) {
+    if (done.count(unit)) ++result.finished;
+    else if (only.empty() || only.count(unit)) pending.push_back(unit);
+  }
+  if (pending.empty()) {
+    result.message = result.run_dir.string() + ": nothing to submit; " + std::to_string(result.finished) + " of " +
+                     std::to_string(run.plan.size()) + " units have a terminal record" +
+                     (only.empty() ? "" : " (and the named units are among them)");
+    return result;
+  }
+
+  SbatchScriptSpec spec;
+  spec.experiment_id = run.manifest.value("experiment", request.experiment_id);
+  spec.profile = run.manifest.value("profile", request.profile);
+  spec.run_dir = result.run_dir;
+  spec.k3lab_binary = std::filesystem::absolute(options.k3lab_binary.empty() ? this_executable() : options.k3lab_binary);
+  spec.workdir = std::filesystem::current_path();
+  spec.protocol_dir = std::filesystem::absolute(
+      request.protocol_file ? request.protocol_file->parent_path() : core::protocol_dir()).lexically_normal();
+  spec.run_arguments = run_arguments;
+  spec.requeue = options.requeue;
+  std::size_t max_units_per_task = 1;
+  if (options.shard_count) {
+    spec.layout = TaskLayout::Shards;
+    spec.shard_count = *options.shard_count;
+    std::map<std::size_t, std::vector<std::string>> shards;
+    for (const auto& unit : pending) shards[position[unit] % spec.shard_count].push_back(unit);
+    for (auto& [index, units] : shards) {
+      max_units_per_task = std::max(max_units_per_task, units.size());
+      spec.tasks.push_back({index, std::move(units)});
+    }
+  } else {
+    spec.layout = TaskLayout::PerUnit;
+    for (const auto& unit : pending) spec.tasks.push_back({position[unit], {unit}});
+    const std::size_t highest = spec.tasks.back().index;
+    const std::size_t limit = max_array_size(runner);
+    if (highest >= limit) {
+      throw std::invalid_argument("unit " + std::to_string(highest) + " of the plan needs array index " +
+                                  std::to_string(highest) + ", above this cluster's MaxArraySize " +
+                                  std::to_string(limit) + ": submit shards instead, e.g. --shard " +
+                                  std::to_string(std::min<std::size_t>(limit - 1, 256)));
+    }
+  }
+  for (const auto& t : spec.tasks) result.submitted_units += t.units.size();
+  result.tasks = spec.tasks.size();
+
+  ResourceInputs inputs;
+  inputs.evidence_class = run.manifest.value("evidence_class", "");
+  inputs.profile = spec.profile;
+  inputs.device = request.options.value("device", std::string("auto"));
+  inputs.threads = request.options.value("threads", 0);
+  inputs.gpu_hours_per_unit =
+      gpu_hours_per_unit(run.experiment->plan_details(*run.protocol, run.parameters, run.units), run.units.size());
+  inputs.max_units_per_task = max_units_per_task;
+  std::vector<SbatchOption> defaults = {{"job-name", "k3lab-" + spec.experiment_id},
+                                        {"output", (result.run_dir / "slurm" / "%A_%a.out").string()},
+                                        {"open-mode", "append"},
+                                        {"chdir", spec.workdir.string()}};
+  for (auto& o : default_resources(inputs)) defaults.push_back(std::move(o));
+  spec.options = merge_options(defaults, user_options);
+  result.script = render_sbatch_script(spec);
+
+  if (options.dry_run) {
+    result.message = "dry run: " + std::to_string(result.tasks) + " array tasks over " +
+                     std::to_string(result.submitted_units) + " pending units of " + result.run_dir.string() +
+                     "; nothing submitted";
+    return result;
+  }
+
+  const auto staged = result.run_dir / "slurm" / "submit.sh";
+  core::write_file_atomically(staged, result.script);
+  const std::vector<std::string> sbatch = {"sbatch", "--parsable", staged.string()};
+  const auto submitted = runner(sbatch);
+  if (submitted.not_found) {
+    throw std::runtime_error("sbatch is not installed here: submit from a Slurm login node (the script is at " +
+                             staged.string() + "; --dry-run prints it)");
+  }
+  std::string job_id = submitted.out.substr(0, submitted.out.find_first_of(";\n"));
+  if (submitted.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::runtime_error("`" + command_line(sbatch) + "` failed (exit " + std::to_string(submitted.exit_code) +
+                             "): " + submitted.err + submitted.out + "; nothing was submitted");
+  }
+  result.job_id = job_id;
+  result.script_path = result.run_dir / "slurm" / ("job-" + job_id + ".sh");
+  std::filesystem::rename(staged, result.script_path);  // sbatch has read it: the name records the job
+
+  JobRecord record;
+  record.job_id = job_id;
+  record.job_name = option_value(spec.options, "job-name");
+  record.submitted = core::utc_now_iso();
+  record.layout = spec.layout;
+  record.shard_count = spec.shard_count;
+  record.tasks = spec.tasks;
+  record.script = std::filesystem::relative(result.script_path, result.run_dir).string();
+  record.output = option_value(spec.options, "output");
+  record.requeue = spec.requeue;
+  record.command = request.argv;
+  try {
+    append_job_record(result.run_dir, record);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("job " + job_id + " was submitted but could not be recorded (" + e.what() +
+                             "): `k3lab status` will not follow it; cancel it (scancel " + job_id +
+                             ") and submit again once the run dir is writable");
+  }
+  result.message = "submitted job " + job_id + ": " + std::to_string(result.tasks) + " array tasks over " +
+                   std::to_string(result.submitted_units) + " pending units (" + std::to_string(result.finished) +
+                   " of " + std::to_string(run.plan.size()) + " already have a terminal record) into " +
+                   result.run_dir.string() + "; `k3lab status " + result.run_dir.string() + "` follows it";
+  return result;
+}
+
+StatusResult run_dir_status(const std::filesystem::path& run_dir, const StatusOptions& options) {
+  const CommandRunner runner = options.runner ? options.runner : CommandRunner(run_command);
+  StatusResult result;
+  RunDirLock lock(run_dir);
+  const auto run = load_planned_run(run_dir, core::read_ledger(run_dir), nullptr);
+  result.manifest = run.manifest;
+  result.planned = run.plan.size();
+  const bool write = options.record_failures && lock.held();
+  auto rec = reconcile(run_dir, run, runner, write);
+  result.failures_recorded = rec.recorded;
+  result.jobs = rec.jobs;
+  result.window_stop = rec.window_stop;
+  result.status = compute_status(run.plan, rec.ledger.records, rec.jobs, rec.states);
+  for (const auto& n : rec.notes) result.status.notes.push_back(n);
+  if (options.record_failures && !lock.held() && !rec.owed.empty()) {
+    result.status.notes.push_back("another k3lab is submitting for this run dir: " + std::to_string(rec.owed.size()) +
+                                  " Slurm failures were not recorded now (the next status or submission records them)");
+  }
+  if (rec.ledger.torn_lines > 0) {
+    result.status.notes.push_back(std::to_string(rec.ledger.torn_lines) +
+                                  " ledger shards end in an incomplete line (a writer is active, or died mid-line: "
+                                  "its next open cuts and notes it)");
+  }
+  return result;
+}
+
+}  // namespace k3lab::exec

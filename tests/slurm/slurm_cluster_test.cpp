@@ -1,0 +1,245 @@
+// A real one-node Slurm (scripts/slurm-local.sh): the memory-pool smoke profile as a sharded job
+// array, one task killed mid-run, `status`, a resubmission of the same command, and the merged
+// ledger and report compared with a one-process run. Skips without root or without the packages.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/run_dir.hpp"
+#include "k3lab/exec/command.hpp"
+#include "k3lab/exec/slurm_jobs.hpp"
+#include "k3lab/exec/slurm_state.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/runner.hpp"
+#include "slurm_test_support.hpp"
+
+using namespace k3lab;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::filesystem::path kScript = std::filesystem::path(K3LAB_SOURCE_DIR) / "scripts" / "slurm-local.sh";
+
+bool on_path(const std::string& tool) {
+  return exec::run_command({"sh", "-c", "command -v " + tool}).exit_code == 0;
+}
+
+// Starts the local cluster unless it already runs; stops it at the end in every case unless it was
+// already running before (someone else's).
+class LocalSlurm {
+ public:
+  LocalSlurm() {
+    const char* dir = std::getenv("K3LAB_SLURM_DIR");
+    conf_ = std::filesystem::path(dir ? dir : "/var/tmp/k3lab-slurm") / "slurm.conf";
+    const auto before = exec::run_command({kScript.string(), "status"});
+    was_running_ = before.out.find("slurmctld: running") != std::string::npos &&
+                   before.out.find("slurmd: running") != std::string::npos;
+    const auto started = exec::run_command({kScript.string(), "start"});
+    ok_ = started.exit_code == 0;
+    log_ = started.out + started.err;
+  }
+  ~LocalSlurm() {
+    if (!was_running_) exec::run_command({kScript.string(), "stop"});
+  }
+  LocalSlurm(const LocalSlurm&) = delete;
+  LocalSlurm& operator=(const LocalSlurm&) = delete;
+  bool ok() const { return ok_; }
+  const std::string& log() const { return log_; }
+  const std::filesystem::path& conf() const { return conf_; }
+
+ private:
+  std::filesystem::path conf_;
+  bool was_running_ = false;
+  bool ok_ = false;
+  std::string log_;
+};
+
+struct Workdir {
+  k3lab::testing::SlurmTempDir dir;
+  std::map<std::string, std::string> env;
+
+  exec::CommandResult k3lab(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"env", "-C", dir.path().string()};
+    for (const auto& [k, v] : env) argv.push_back(k + "=" + v);
+    argv.push_back(K3LAB_BINARY);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return exec::run_command(argv);
+  }
+  exec::CommandResult slurm(std::vector<std::string> argv) const {
+    argv.insert(argv.begin(), {"env", "SLURM_CONF=" + env.at("SLURM_CONF")});
+    return exec::run_command(argv);
+  }
+  exec::TaskStates states(const std::string& job) const {
+    exec::TaskStates s;
+    const auto r = slurm({"scontrol", "-o", "show", "job", job});
+    if (r.exit_code == 0) {
+      for (const auto& t : exec::parse_scontrol(r.out)) s.tasks[{t.job_id, *t.task}] = t;
+    }
+    return s;
+  }
+  // Waits until no task of `job` is queued or running.
+  bool wait_until_ended(const std::string& job, std::chrono::seconds limit) const {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const auto s = states(job);
+      bool active = s.tasks.empty();
+      for (const auto& [key, t] : s.tasks) active = active || exec::classify(t) == exec::TaskEnd::Active;
+      if (!active) return true;
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  }
+};
+
+std::string job_id_of(const std::string& output) {
+  const auto at = output.rfind("\njob ");
+  if (at == std::string::npos) return "";
+  const auto start = at + 5;
+  return output.substr(start, output.find('\n', start) - start);
+}
+
+std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
+  experiments::RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
+  std::vector<nlohmann::json> out;
+  for (const auto& r : records.terminal_records()) out.push_back(core::deterministic_part(r));
+  return out;
+}
+
+std::size_t terminal_count(const std::filesystem::path& shard) {
+  std::ifstream in(shard);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    try {
+      n += core::is_terminal_kind(nlohmann::json::parse(line).value("kind", ""));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return n;
+}
+
+// The pid of the k3lab process writing `worker`'s shard (read from /proc; 0 when none).
+pid_t k3lab_process_of(const std::string& worker) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(std::string("--worker") + '\0' + worker + '\0') != std::string::npos) return std::stoi(name);
+  }
+  return 0;
+}
+
+// Tables and charts only: index.md carries provenance (times, command lines) by design.
+std::map<std::string, std::string> measurements(const std::filesystem::path& root) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const auto rel = std::filesystem::relative(entry.path(), root).string();
+    if (!entry.is_regular_file()) continue;
+    if (rel.find("/tables/") == std::string::npos && rel.find("/charts/") == std::string::npos) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    out[rel] = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
+  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"}) {
+    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
+  }
+  Workdir w;
+  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
+                        std::filesystem::copy_options::recursive);
+  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
+
+  const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out", "runs-one"});
+  if (reference.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the memory-pool runner is not built";
+  ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
+  const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "memory-pool").at(0).path;
+
+  LocalSlurm slurm;
+  ASSERT_TRUE(slurm.ok()) << slurm.log();
+  w.env["SLURM_CONF"] = slurm.conf().string();
+
+  // --unfrozen keeps this test about Slurm, not about the protocol's freeze record; the tasks must
+  // repeat it to resolve the same design.
+  const std::vector<std::string> submit = {"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out",
+                                           "runs-slurm", "--executor", "slurm", "--shard", "3"};
+  const auto first = w.k3lab(submit);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const std::string job = job_id_of(first.out);
+  ASSERT_FALSE(job.empty()) << first.out;
+  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs-slurm", "memory-pool").at(0).path;
+
+  // Kill task 0's k3lab with SIGKILL once it has finished a unit and is still running (mid-shard).
+  const std::string victim = "slurm-" + job + "-0";
+  const auto victim_shard = run_dir / ("ledger." + victim + ".jsonl");
+  bool killed = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 90s; !killed && std::chrono::steady_clock::now() < deadline;) {
+    if (std::filesystem::exists(victim_shard) && terminal_count(victim_shard) >= 1) {
+      const pid_t pid = k3lab_process_of(victim);
+      if (pid > 0) killed = ::kill(pid, SIGKILL) == 0;
+      if (!killed) break;  // it finished its whole shard first
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(killed) << "task 0 finished its shard before it could be killed mid-run";
+  ASSERT_TRUE(w.wait_until_ended(job, 120s)) << "job " << job << " did not end";
+  const auto killed_state = w.states(job).tasks.at({job, 0});
+  EXPECT_EQ(killed_state.state, "FAILED");
+
+  const auto status = w.k3lab({"status", run_dir.string(), "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const auto s = nlohmann::json::parse(status.out);
+  const std::size_t planned = s["planned"].get<std::size_t>();
+  EXPECT_EQ(s["counts"]["failed"], 0);
+  EXPECT_EQ(s["counts"]["running"], 0);
+  EXPECT_GE(s["counts"]["pending"].get<std::size_t>(), 1u);
+  EXPECT_EQ(s["counts"]["result"].get<std::size_t>() + s["counts"]["pending"].get<std::size_t>(), planned);
+  std::set<std::string> pending;
+  for (const auto& u : s["units"]) {
+    if (u["phase"] == "pending") pending.insert(u["unit"].get<std::string>());
+  }
+
+  const auto second = w.k3lab(submit);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  const std::string job2 = job_id_of(second.out);
+  ASSERT_FALSE(job2.empty()) << second.out;
+  EXPECT_NE(job2, job);
+  const auto jobs = exec::read_job_records(run_dir);
+  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_EQ(jobs[1].tasks.size(), 1u);  // only the killed shard had units left
+  EXPECT_EQ(jobs[1].tasks[0].index, 0u);
+  EXPECT_EQ(std::set<std::string>(jobs[1].tasks[0].units.begin(), jobs[1].tasks[0].units.end()), pending);
+  ASSERT_TRUE(w.wait_until_ended(job2, 120s)) << "job " << job2 << " did not end";
+
+  const auto done = nlohmann::json::parse(w.k3lab({"status", run_dir.string(), "--json"}).out);
+  EXPECT_EQ(done["counts"]["result"], planned);
+  EXPECT_EQ(done["counts"]["pending"], 0);
+
+  EXPECT_EQ(terminal(run_dir), terminal(reference_dir));
+  const auto report_one = w.k3lab({"report", "--runs", "runs-one", "--out", "report-one"});
+  const auto report_slurm = w.k3lab({"report", "--runs", "runs-slurm", "--out", "report-slurm"});
+  ASSERT_EQ(report_one.exit_code, 0) << report_one.err;
+  ASSERT_EQ(report_slurm.exit_code, 0) << report_slurm.err;
+  const auto one = measurements(w.dir.path() / "report-one");
+  EXPECT_FALSE(one.empty());
+  EXPECT_EQ(measurements(w.dir.path() / "report-slurm"), one);
+
+  const auto third = w.k3lab(submit);
+  EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
+  EXPECT_NE(third.out.find("nothing to submit"), std::string::npos) << third.out;
+  EXPECT_EQ(exec::read_job_records(run_dir).size(), 2u);
+}

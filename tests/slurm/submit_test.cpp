@@ -1,0 +1,426 @@
+// submit_to_slurm end to end in one process: a counting experiment, a fake Slurm that records
+// sbatch calls and answers sacct from a table, and array tasks executed from the generated script
+// (bash runs it with a stand-in binary; its arguments then drive the real runner in process).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/rng.hpp"
+#include "k3lab/core/run_dir.hpp"
+#include "k3lab/exec/resources.hpp"
+#include "k3lab/exec/slurm_executor.hpp"
+#include "k3lab/exec/slurm_jobs.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "script_runner.hpp"
+#include "slurm_test_support.hpp"
+
+using namespace k3lab;
+
+namespace {
+
+const char* kProtocol = R"({
+  "id": "memory-pool", "title": "t", "seed_section": "s", "evidence_class": "systems-simulation",
+  "hypothesis": "h", "arms": [{"id": "a", "description": "d", "requested_by_seed": true},
+                              {"id": "b", "description": "d", "requested_by_seed": true}],
+  "controlled_variables": ["x"], "metrics": [{"name": "m", "description": "d"}],
+  "evaluation_cadence": "e", "stopping_rule": "s", "invalid_run_rule": "two failures stop the run",
+  "decision_rule": "d", "can_say": ["c"], "cannot_say": ["n"],
+  "parameters": {"units": 6, "seed": 7}, "profiles": {"full": {}, "smoke": {"units": 3}}})";
+
+// Units compute a seeded number; `stop_after` calls, it behaves like a task receiving SIGTERM.
+class CountingExperiment : public experiments::Experiment {
+ public:
+  explicit CountingExperiment(int stop_after = -1) : stop_after_(stop_after) {
+    schema_.integer("units", "units").at_least(1);
+    schema_.integer("seed", "seed");
+  }
+  std::string id() const override { return "memory-pool"; }
+  const core::Schema& parameter_schema() const override { return schema_; }
+  std::vector<experiments::Unit> enumerate(const core::Protocol&, const nlohmann::json& p) const override {
+    std::vector<experiments::Unit> units;
+    for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
+    return units;
+  }
+  bool has_runner() const override { return true; }
+  experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
+    if (stop_after_ >= 0 && calls_++ >= stop_after_) {
+      experiments::stop_flag().store(true);
+      throw std::runtime_error("terminated");
+    }
+    core::Rng rng(core::stream_seed(env.parameters["seed"].get<std::uint64_t>(),
+                                    {unit.spec["index"].get<std::uint64_t>()}));
+    return experiments::UnitOutcome::result({{"value", rng.next_u64()}});
+  }
+  experiments::WindowVerdict check_window(const core::Protocol&, const nlohmann::json&,
+                                          const std::vector<nlohmann::json>& terminal) const override {
+    int failures = 0;
+    for (const auto& r : terminal) failures += r["kind"] == "failure";
+    if (failures >= 2) return {true, "two failed units", {{"failures", failures}}};
+    return {};
+  }
+  void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
+
+ private:
+  int stop_after_;
+  int calls_ = 0;
+  core::Schema schema_;
+};
+
+// sbatch hands out job ids from 100; sacct answers from `states` (job_task -> "STATE|exit|node").
+struct FakeSlurm {
+  std::map<std::string, std::string> states;
+  std::vector<std::string> scripts;  // every script sbatch received
+  std::vector<std::vector<std::string>> calls;
+  int next_job = 100;
+  bool sbatch_fails = false;
+
+  exec::CommandRunner runner() {
+    return [this](const std::vector<std::string>& argv) {
+      calls.push_back(argv);
+      exec::CommandResult r;
+      if (argv[0] == "sbatch") {
+        if (sbatch_fails) return exec::CommandResult{1, false, "", "sbatch: error: invalid partition specified: gpu\n"};
+        std::ifstream in(argv.back());
+        std::ostringstream text;
+        text << in.rdbuf();
+        scripts.push_back(text.str());
+        return exec::CommandResult{0, false, std::to_string(next_job++) + "\n", ""};
+      }
+      if (argv[0] == "sacct") {
+        r.exit_code = 0;
+        for (const auto& [task, state] : states) r.out += task + "|k3lab-memory-pool|" + state + "\n";
+        return r;
+      }
+      if (argv[0] == "scontrol" && argv.back() != "config") {
+        return exec::CommandResult{1, false, "", "slurm_load_jobs error: Invalid job id specified\n"};
+      }
+      r.exit_code = 127;
+      r.not_found = true;
+      return r;
+    };
+  }
+  std::size_t sbatch_calls() const {
+    std::size_t n = 0;
+    for (const auto& c : calls) n += c[0] == "sbatch";
+    return n;
+  }
+};
+
+struct Harness {
+  k3lab::testing::SlurmTempDir dir;
+  std::filesystem::path protocol = dir.write("experiments/memory-pool.json", kProtocol);
+  std::filesystem::path binary = k3lab::testing::write_argument_printer(dir.path());
+  FakeSlurm slurm;
+
+  experiments::RunRequest request(const std::string& runs = "runs", int stop_after = -1) const {
+    experiments::RunRequest r;
+    r.experiment_id = "memory-pool";
+    r.profile = "full";
+    r.runs_root = dir.path() / runs;
+    r.unfrozen = true;
+    r.protocol_file = protocol;
+    r.experiment_factory = [stop_after] { return std::make_unique<CountingExperiment>(stop_after); };
+    return r;
+  }
+  exec::SlurmSubmitOptions options(std::optional<std::size_t> shards = std::nullopt) {
+    exec::SlurmSubmitOptions o;
+    o.shard_count = shards;
+    o.k3lab_binary = binary;
+    o.runner = slurm.runner();
+    return o;
+  }
+
+  // One array task: bash executes the submitted script, the stand-in prints the k3lab arguments,
+  // and those arguments drive the runner here.
+  experiments::RunSummary run_task(const exec::SubmitResult& submitted, std::size_t task, int stop_after = -1) {
+    const auto run = k3lab::testing::run_array_task(submitted.script_path, submitted.job_id, task);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    auto r = request("runs", stop_after);
+    const auto& a = run.arguments;
+    EXPECT_GE(a.size(), 2u);
+    EXPECT_EQ(a[0], "run");
+    EXPECT_EQ(a[1], "memory-pool");
+    for (std::size_t i = 2; i < a.size(); ++i) {
+      const auto next = [&] { return i + 1 < a.size() ? a[++i] : std::string(); };
+      if (a[i] == "--profile") r.profile = next();
+      else if (a[i] == "--run-dir") r.run_dir = next();
+      else if (a[i] == "--worker") r.worker = next();
+      else if (a[i] == "--unit") r.only_units.push_back(next());
+      else if (a[i] == "--unfrozen") r.unfrozen = true;
+      else if (a[i] == "--shard") {
+        const auto text = next();
+        r.shard = std::make_pair(std::stoul(text.substr(0, text.find('/'))), std::stoul(text.substr(text.find('/') + 1)));
+      } else ADD_FAILURE() << "unexpected task argument " << a[i];
+    }
+    auto summary = experiments::run_experiment(r);
+    experiments::stop_flag().store(false);
+    return summary;
+  }
+
+  static std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
+    experiments::RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
+    std::vector<nlohmann::json> out;
+    for (const auto& r : records.terminal_records()) out.push_back(core::deterministic_part(r));
+    return out;
+  }
+};
+
+std::vector<std::size_t> task_indices(const exec::JobRecord& job) {
+  std::vector<std::size_t> out;
+  for (const auto& t : job.tasks) out.push_back(t.index);
+  return out;
+}
+
+}  // namespace
+
+TEST(SlurmSubmit, ShardedArrayWithAKilledTaskEqualsOneProcessAfterResubmission) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options(4));
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  EXPECT_EQ(first.job_id, "100");
+  EXPECT_EQ(first.tasks, 4u);
+  EXPECT_EQ(first.submitted_units, 6u);
+  EXPECT_TRUE(std::filesystem::exists(first.script_path));
+  EXPECT_EQ(h.slurm.scripts.at(0), first.script);
+  auto jobs = exec::read_job_records(first.run_dir);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].tasks[0].units, (std::vector<std::string>{"u=0", "u=4"}));
+  EXPECT_EQ(jobs[0].tasks[3].units, (std::vector<std::string>{"u=3"}));
+
+  // Tasks 0, 2, 3 complete; task 1 is cancelled after its first unit (SIGTERM between units).
+  for (std::size_t t : {0u, 2u, 3u}) EXPECT_EQ(h.run_task(first, t).exit_code, 0);
+  EXPECT_EQ(h.run_task(first, 1, /*stop_after=*/1).exit_code, experiments::kExitInterrupted);
+  h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "CANCELLED by 0|0:15|vm"},
+                    {"100_2", "COMPLETED|0:0|vm"}, {"100_3", "COMPLETED|0:0|vm"}};
+  auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 5u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 1u);
+  EXPECT_EQ(status.failures_recorded, 0u);  // a cancelled task owes no failure: its unit runs again
+
+  const auto second = exec::submit_to_slurm(h.request(), h.options(4));
+  ASSERT_EQ(second.exit_code, 0) << second.message;
+  EXPECT_EQ(second.job_id, "101");
+  EXPECT_EQ(second.run_dir, first.run_dir);
+  EXPECT_EQ(second.finished, 5u);
+  jobs = exec::read_job_records(first.run_dir);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(task_indices(jobs[1]), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(jobs[1].tasks[0].units, (std::vector<std::string>{"u=5"}));
+  h.slurm.states["101_1"] = "RUNNING|0:0|vm";
+  EXPECT_EQ(h.run_task(second, 1).exit_code, 0);
+  h.slurm.states["101_1"] = "COMPLETED|0:0|vm";
+
+  const auto reference = experiments::run_experiment(h.request("runs-one-process"));
+  ASSERT_EQ(reference.exit_code, 0) << reference.message;
+  EXPECT_EQ(Harness::terminal(first.run_dir), Harness::terminal(reference.run_dir));
+
+  const auto third = exec::submit_to_slurm(h.request(), h.options(4));
+  EXPECT_EQ(third.exit_code, 0);
+  EXPECT_TRUE(third.job_id.empty());
+  EXPECT_EQ(h.slurm.sbatch_calls(), 2u);
+}
+
+TEST(SlurmSubmit, NodeFailureBecomesAFailureRecordAndIsNeverRetried) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options());
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  EXPECT_EQ(first.tasks, 6u);
+  for (std::size_t t : {0u, 1u, 2u, 3u}) EXPECT_EQ(h.run_task(first, t).exit_code, 0);
+  {  // task 4 started u=4 on a node that then died; task 5 never started
+    core::LedgerWriter shard(first.run_dir, "slurm-100-4");
+    shard.append({{"kind", "attempt"}, {"unit", "u=4"}, {"attempt", 1}, {"worker", "slurm-100-4"}});
+  }
+  h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "COMPLETED|0:0|vm"}, {"100_2", "COMPLETED|0:0|vm"},
+                    {"100_3", "COMPLETED|0:0|vm"}, {"100_4", "NODE_FAIL|0:0|node9"}, {"100_5", "CANCELLED|0:0|"}};
+  const auto second = exec::submit_to_slurm(h.request(), h.options());
+  ASSERT_EQ(second.exit_code, 0) << second.message;
+  EXPECT_EQ(second.failures_recorded, 1u);
+  const auto jobs = exec::read_job_records(first.run_dir);
+  EXPECT_EQ(task_indices(jobs.back()), (std::vector<std::size_t>{5}));
+
+  const auto ledger = core::read_ledger(first.run_dir);
+  std::vector<nlohmann::json> failures;
+  for (const auto& r : ledger.records) {
+    if (r.value("kind", "") == "failure") failures.push_back(r);
+  }
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["unit"], "u=4");
+  EXPECT_EQ(failures[0]["reason"], "slurm:NODE_FAIL");
+  EXPECT_EQ(failures[0]["spec"], (nlohmann::json{{"index", 4}}));  // what window rules read
+  EXPECT_TRUE(failures[0]["unfrozen"].get<bool>());
+  EXPECT_TRUE(std::filesystem::exists(first.run_dir / "ledger.slurm-accounting.jsonl"));
+
+  // Recording is idempotent: a status afterwards owes nothing more.
+  h.slurm.states["101_5"] = "COMPLETED|0:0|vm";
+  EXPECT_EQ(h.run_task(second, 5).exit_code, 0);
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  EXPECT_EQ(status.failures_recorded, 0u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Failed), 1u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 5u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 0u);
+}
+
+TEST(SlurmSubmit, TheInvalidRunRuleCountsSlurmFailures) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options());
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  for (std::size_t t : {1u, 2u}) {
+    core::LedgerWriter shard(first.run_dir, "slurm-100-" + std::to_string(t));
+    shard.append({{"kind", "attempt"}, {"unit", "u=" + std::to_string(t)}, {"attempt", 1},
+                  {"worker", "slurm-100-" + std::to_string(t)}});
+  }
+  h.slurm.states = {{"100_0", "CANCELLED|0:0|"}, {"100_1", "OUT_OF_MEMORY|0:125|vm"}, {"100_2", "TIMEOUT|0:0|vm"},
+                    {"100_3", "CANCELLED|0:0|"}, {"100_4", "CANCELLED|0:0|"},         {"100_5", "CANCELLED|0:0|"}};
+  const auto second = exec::submit_to_slurm(h.request(), h.options());
+  EXPECT_EQ(second.exit_code, experiments::kExitWindowStopped) << second.message;
+  EXPECT_EQ(second.failures_recorded, 2u);
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+  bool stopped = false;
+  for (const auto& r : core::read_ledger(first.run_dir).records) stopped |= r.value("kind", "") == "window";
+  EXPECT_TRUE(stopped);
+  // The local runner sees the same stop.
+  auto local = h.request();
+  local.run_dir = first.run_dir;
+  EXPECT_TRUE(experiments::run_experiment(local).already_complete);
+}
+
+TEST(SlurmSubmit, RefusesWhileEarlierTasksAreQueuedOrRunning) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options(2));
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "RUNNING|0:0|vm"}};
+  const auto second = exec::submit_to_slurm(h.request(), h.options(2));
+  EXPECT_EQ(second.exit_code, experiments::kExitError);
+  EXPECT_NE(second.message.find("job 100 tasks 1"), std::string::npos) << second.message;
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+  EXPECT_EQ(exec::read_job_records(first.run_dir).size(), 1u);
+}
+
+TEST(SlurmSubmit, DryRunPrintsTheScriptAndWritesNoJobOrFailure) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options());
+  ASSERT_EQ(first.exit_code, 0);
+  {
+    core::LedgerWriter shard(first.run_dir, "slurm-100-2");
+    shard.append({{"kind", "attempt"}, {"unit", "u=2"}, {"attempt", 1}, {"worker", "slurm-100-2"}});
+  }
+  h.slurm.states = {{"100_[0-1,3-5]", "CANCELLED|0:0|"}, {"100_2", "NODE_FAIL|0:0|vm"}};
+  auto options = h.options();
+  options.dry_run = true;
+  options.slurm_options = {"partition=debug"};
+  const auto dry = exec::submit_to_slurm(h.request(), options);
+  ASSERT_EQ(dry.exit_code, 0) << dry.message;
+  EXPECT_TRUE(dry.job_id.empty());
+  EXPECT_EQ(dry.tasks, 5u);  // u=2 is owed a failure: not resubmitted, even in a dry run
+  EXPECT_NE(dry.script.find("#SBATCH --array=0-1,3-5\n"), std::string::npos) << dry.script;
+  EXPECT_NE(dry.script.find("#SBATCH --partition=debug\n"), std::string::npos);
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+  EXPECT_EQ(exec::read_job_records(first.run_dir).size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(first.run_dir / "ledger.slurm-accounting.jsonl"));
+}
+
+TEST(SlurmSubmit, ExplainsBadRequestsAndSbatchErrors) {
+  Harness h;
+  auto with_worker = h.request();
+  with_worker.worker = "w1";
+  EXPECT_THROW(exec::submit_to_slurm(with_worker, h.options()), std::invalid_argument);
+  auto with_units = h.request();
+  with_units.only_units = {"u=1"};
+  EXPECT_THROW(exec::submit_to_slurm(with_units, h.options(2)), std::invalid_argument);
+  auto unknown = h.request();
+  unknown.only_units = {"u=99"};
+  EXPECT_THROW(exec::submit_to_slurm(unknown, h.options()), std::invalid_argument);
+  auto bad_option = h.options();
+  bad_option.slurm_options = {"-p gpu"};
+  EXPECT_THROW(exec::submit_to_slurm(h.request(), bad_option), std::invalid_argument);
+
+  h.slurm.sbatch_fails = true;
+  try {
+    exec::submit_to_slurm(h.request(), h.options());
+    ADD_FAILURE() << "sbatch failure not reported";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid partition"), std::string::npos) << e.what();
+  }
+  const auto runs = core::list_run_dirs(h.dir.path() / "runs", "memory-pool");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(exec::read_job_records(runs[0].path).empty());
+
+  h.slurm.sbatch_fails = false;
+  auto named = h.request();
+  named.only_units = {"u=3", "u=1"};
+  const auto submitted = exec::submit_to_slurm(named, h.options());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.message;
+  EXPECT_EQ(task_indices(exec::read_job_records(runs[0].path).back()), (std::vector<std::size_t>{1, 3}));
+}
+
+TEST(SlurmSubmit, TasksRepeatTheDesignArgumentsOfTheSubmission) {
+  auto r = Harness().request();
+  r.set_overrides = {"seed=9"};
+  r.options = {{"device", "cpu"}, {"threads", 4}, {"base_url", "http://127.0.0.1:8080/v1"}};
+  const std::vector<std::string> expected = {"--unfrozen", "--set", "seed=9", "--base-url", "http://127.0.0.1:8080/v1",
+                                             "--device", "cpu", "--threads", "4"};
+  EXPECT_EQ(exec::task_run_arguments(r), expected);
+  r.options["colour"] = "red";
+  EXPECT_THROW(exec::task_run_arguments(r), std::invalid_argument);
+}
+
+TEST(SlurmResources, FollowTheEvidenceClassProfileAndEstimate) {
+  exec::ResourceInputs in;
+  in.evidence_class = "proxy-ablation";
+  in.profile = "full";
+  in.gpu_hours_per_unit = 2.0;
+  in.max_units_per_task = 2;
+  const std::vector<exec::SbatchOption> gpu = {{"cpus-per-task", "8"}, {"gres", "gpu:1"}, {"time", "0-12:00:00"}};
+  EXPECT_EQ(exec::default_resources(in), gpu);
+  in.device = "cpu";
+  EXPECT_EQ(exec::default_resources(in), (std::vector<exec::SbatchOption>{{"cpus-per-task", "1"}}));
+  in.device = "auto";
+  in.profile = "smoke";
+  in.threads = 3;
+  EXPECT_EQ(exec::default_resources(in), (std::vector<exec::SbatchOption>{{"cpus-per-task", "3"}}));
+  in.evidence_class = "systems-simulation";
+  in.device = "cuda";
+  in.threads = 0;
+  in.gpu_hours_per_unit = 0.01;
+  in.max_units_per_task = 1;
+  const std::vector<exec::SbatchOption> floor = {{"cpus-per-task", "8"}, {"gres", "gpu:1"}, {"time", "0-00:30:00"}};
+  EXPECT_EQ(exec::default_resources(in), floor);
+
+  EXPECT_EQ(exec::slurm_time(1.5), "0-01:30:00");
+  EXPECT_EQ(exec::slurm_time(30), "1-06:00:00");
+  EXPECT_EQ(exec::slurm_time(1.0 / 120), "0-00:01:00");
+  EXPECT_THROW(exec::slurm_time(0), std::invalid_argument);
+  EXPECT_EQ(exec::gpu_hours_per_unit({{"estimate", {{"gpu_hours_per_run", 0.25}}}}, 10), 0.25);
+  EXPECT_EQ(exec::gpu_hours_per_unit({{"estimate", {{"gpu_hours_total", 5.0}}}}, 10), 0.5);
+  EXPECT_FALSE(exec::gpu_hours_per_unit(nlohmann::json::object(), 10).has_value());
+}
+
+TEST(SlurmJobs, RecordsRoundTripAndATornLastLineIsIgnored) {
+  k3lab::testing::SlurmTempDir dir;
+  exec::JobRecord job;
+  job.job_id = "12";
+  job.job_name = "k3lab-memory-pool";
+  job.submitted = "2026-01-01T00:00:00Z";
+  job.layout = exec::TaskLayout::Shards;
+  job.shard_count = 3;
+  job.tasks = {{0, {"a", "d"}}, {2, {"c"}}};
+  job.script = "slurm/job-12.sh";
+  job.output = "/r/slurm/%A_%a.out";
+  job.command = {"k3lab", "run", "memory-pool"};
+  exec::append_job_record(dir.path(), job);
+  exec::append_job_record(dir.path(), job);
+  {
+    std::ofstream(exec::job_records_path(dir.path()), std::ios::app) << "{\"job_id\": \"13\", \"job_na";
+  }
+  const auto jobs = exec::read_job_records(dir.path());
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1].to_json(), job.to_json());
+  EXPECT_EQ(jobs[0].log_of(2), "/r/slurm/12_2.out");
+  dir.write("slurm-jobs.jsonl", "{\"job_id\": 12}\n");
+  EXPECT_THROW(exec::read_job_records(dir.path()), std::runtime_error);
+  dir.write("slurm-jobs.jsonl", "not json\n");
+  EXPECT_THROW(exec::read_job_records(dir.path()), std::runtime_error);
+}
