@@ -12,6 +12,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libcurl4-openssl-dev libcpp-httplib-dev libpcre2-dev
   libtorch-dev libopenblas0-pthread
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The Slurm smoke test starts a one-node cluster from these (scripts/slurm-local.sh, docs/slurm.md).
+  slurm-wlm munge
 )
 # Data: the training corpus is built from a Debian package's text (see docs/data.md).
 packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))
