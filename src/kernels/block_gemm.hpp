@@ -91,9 +91,10 @@ K3LAB_KERNEL_BODY void gemm_thread_tiled(int tid, int threads, const GemmSpec& s
 // tf32_operands rounds A and B as tensor cores would (host emulation of the tf32 path only).
 K3LAB_KERNEL_BODY void gemm_thread(int tid, int threads, const GemmSpec& s,
                                    bool tf32_operands = false) {
+  // Largest register tile that still keeps at least half the block busy.
   if (s.m % 8 == 0 && s.n % 8 == 0 && (s.m / 8) * (s.n / 8) >= threads) {
     gemm_thread_tiled<8, 8>(tid, threads, s, tf32_operands);
-  } else if (s.m % 4 == 0 && s.n % 4 == 0) {
+  } else if (s.m % 4 == 0 && s.n % 4 == 0 && 2 * (s.m / 4) * (s.n / 4) >= threads) {
     gemm_thread_tiled<4, 4>(tid, threads, s, tf32_operands);
   } else {
     gemm_thread_tiled<1, 1>(tid, threads, s, tf32_operands);

@@ -58,10 +58,12 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
         t.vx[i * sv + c] = v_minus_w;
         s.xb[i * sv + c] = t.beta[i] * v_minus_w;
       }
-      if (tid < K) {
+      const int part_len = V / kNormParts;
+      for (int e = tid; e < K * kNormParts; e += kBlockThreads) {
+        const int r = e / kNormParts, c0 = (e % kNormParts) * part_len;
         float acc = 0.0f;
-        for (int c = 0; c < V; ++c) acc += S0[tid * V + c] * s.d_state[tid * sv + c];
-        s.dglast[tid] = t.decay_last[tid] * acc;
+        for (int c = c0; c < c0 + part_len; ++c) acc += S0[r * V + c] * s.d_state[r * sv + c];
+        s.dglast_part[e] = acc;
       }
     });
     blk.gemm({kTile, V, kTile, {t.minv, kTile, 1}, {s.xb, sv, 1}, s.u, sv, false, true});
@@ -146,12 +148,14 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
       }
     });
 
-    // Per channel: reverse cumsum of dG (plus dG_last) and the gate backward. Per row: the dot
-    // products the L2-norm backward needs.
+    // Per channel: reverse cumsum of dG (plus dG_last) and the gate backward. Per row part: the
+    // dot products the L2-norm backward needs.
     blk.phase([&](int tid) {
       if (tid < K) {
         const int c = tid;
-        float acc = s.dglast[c];
+        float state_part = 0.0f;
+        for (int part = 0; part < kNormParts; ++part) state_part += s.dglast_part[c * kNormParts + part];
+        float acc = t.decay_last[c] * state_part;
         for (int i = 0; i < rows - 1; ++i) acc += t.k_rest[i * sk + c] * s.dk_rest[i * sk + c];
         const float bias = p.g_log_decay ? 0.0f : p.dt_bias[h * K + c];
         for (int i = kTile - 1; i >= 0; --i) {
@@ -169,17 +173,20 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
             s.dalog_acc[c] += dx * shifted;
           }
         }
-      } else if (tid < K + 2 * kTile) {
-        const int r = tid - K;
-        const int i = r % kTile;
+      }
+      const int part_len = K / kNormParts;
+      for (int e = tid; e < 2 * kTile * kNormParts; e += kBlockThreads) {
+        const int r = e / kNormParts, i = r % kTile, c0 = (e % kNormParts) * part_len;
         float dot = 0.0f;
-        if (i < rows) {
+        if (i < rows && p.l2norm_qk) {
           const Bf16* raw = r < kTile ? p.q : p.k;
           const float inv_norm = r < kTile ? t.inv_qnorm[i] : t.inv_knorm[i];
           const std::int64_t at = ((row0 + i) * H + h) * K;
-          for (int c = 0; c < K; ++c) dot += bf16_to_float(raw[at + c]) * inv_norm * s.dqk[r * sk + c];
+          for (int c = c0; c < c0 + part_len; ++c) {
+            dot += bf16_to_float(raw[at + c]) * inv_norm * s.dqk[r * sk + c];
+          }
         }
-        s.row_dot[r] = dot;
+        s.row_part[e] = dot;
       }
     });
 
@@ -192,10 +199,15 @@ K3LAB_KERNEL_BODY void kda_backward_sequence(Block& blk, const KdaParams& p, int
         const float dk_hat = s.dqk[(kTile + i) * sk + c];
         float dq = dq_hat, dk = dk_hat;
         if (p.l2norm_qk) {
+          float q_dot = 0.0f, k_dot = 0.0f;
+          for (int part = 0; part < kNormParts; ++part) {
+            q_dot += s.row_part[i * kNormParts + part];
+            k_dot += s.row_part[(kTile + i) * kNormParts + part];
+          }
           const float q_hat = bf16_to_float(p.q[at]) * t.inv_qnorm[i];
           const float k_hat = bf16_to_float(p.k[at]) * t.inv_knorm[i];
-          dq = t.inv_qnorm[i] * (dq_hat - q_hat * s.row_dot[i]);
-          dk = t.inv_knorm[i] * (dk_hat - k_hat * s.row_dot[kTile + i]);
+          dq = t.inv_qnorm[i] * (dq_hat - q_hat * q_dot);
+          dk = t.inv_knorm[i] * (dk_hat - k_hat * k_dot);
         }
         p.dq[at] = float_to_bf16(dq);
         p.dk[at] = float_to_bf16(dk);

@@ -9,6 +9,9 @@
 namespace k3lab::kernels::detail {
 
 inline constexpr int kTile = 16;
+// Row reductions over a head dimension are split in this many parts (head dims are multiples of
+// 16), summed in a later phase: short chains instead of one thread walking 128 elements.
+inline constexpr int kNormParts = 8;
 
 struct KdaParams {
   int num_seqs = 0;
@@ -95,6 +98,12 @@ struct TileBuffers {
   float* akk;         // (16, 16): StrictTril(diag(beta) kd kinv^T)
   float* aqk;         // (16, 16): Tril(qd kinv^T)
   float* minv;        // (16, 16): (I + akk)^-1
+  float* pow2;        // (16, 16): akk^2, then scratch of the inverse's product form
+  float* pow4;        // (16, 16): akk^4
+  float* pow8;        // (16, 16): akk^8
+  float* prod_a;      // (16, 16): partial products of the inverse
+  float* prod_b;      // (16, 16)
+  float* norm_part;   // (32, 8): partial sums of squares of the q and k rows
   float* kk_dot;      // (16, 16): kd kinv^T below the diagonal (backward only, else null)
   float* beta;        // (16)
   float* inv_qnorm;   // (16)
@@ -115,6 +124,12 @@ K3LAB_KERNEL_BODY TileBuffers carve_tile_buffers(SmemCarver& carver, int key_dim
   t.akk = carver.take(kTile * kTile);
   t.aqk = carver.take(kTile * kTile);
   t.minv = carver.take(kTile * kTile);
+  t.pow2 = carver.take(kTile * kTile);
+  t.pow4 = carver.take(kTile * kTile);
+  t.pow8 = carver.take(kTile * kTile);
+  t.prod_a = carver.take(kTile * kTile);
+  t.prod_b = carver.take(kTile * kTile);
+  t.norm_part = carver.take(2 * kTile * kNormParts);
   t.kk_dot = backward ? carver.take(kTile * kTile) : nullptr;
   t.beta = carver.take(kTile);
   t.inv_qnorm = carver.take(kTile);
@@ -154,9 +169,9 @@ struct BackwardSmem {
   float* du;         // (16, sv)
   float* dpa;        // (32, 16): dP (rows 0-15), diag(beta) dA (rows 16-31)
   float* dp_diag;    // (16): diagonal of dP
-  float* row_dot;    // (32): qhat . d qhat (0-15), khat . d khat (16-31)
   float* dbeta_acc;  // (16)
-  float* dglast;     // (K): gradient of G_last through the state decay
+  float* dglast_part;  // (K, 8): partial sums of S0 * dS per row (gradient of G_last)
+  float* row_part;     // (32, 8): partial sums of the L2-norm backward dot products
   float* ddt_acc;    // (K): running d dt_bias of this (sequence, head)
   float* dalog_acc;  // (K): running d A_log, per channel
 };
@@ -177,9 +192,9 @@ K3LAB_KERNEL_BODY BackwardSmem carve_backward_smem(float* base, int key_dim, int
   s.du = carver.take(kTile * sv);
   s.dpa = carver.take(2 * kTile * kTile);
   s.dp_diag = carver.take(kTile);
-  s.row_dot = carver.take(2 * kTile);
   s.dbeta_acc = carver.take(kTile);
-  s.dglast = carver.take(key_dim);
+  s.dglast_part = carver.take(key_dim * kNormParts);
+  s.row_part = carver.take(2 * kTile * kNormParts);
   s.ddt_acc = carver.take(key_dim);
   s.dalog_acc = carver.take(key_dim);
   if (used_floats) *used_floats = carver.used_floats();
