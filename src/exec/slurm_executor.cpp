@@ -25,16 +25,16 @@ namespace {
 
 constexpr const char* kAccountingWorker = "slurm-accounting";
 
-// One submitter or failure recorder per run dir at a time (flock on slurm/submit.lock).
+// One submitter or failure recorder per run dir at a time (flock on slurm/submit.lock). Not held
+// when another process holds it, or when the run dir is not writable (a read-only status).
 class RunDirLock {
  public:
   explicit RunDirLock(const std::filesystem::path& run_dir) {
     const auto dir = run_dir / "slurm";
-    std::filesystem::create_directories(dir);
-    const auto path = dir / "submit.lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
-    held_ = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    fd_ = ::open((dir / "submit.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    held_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
   }
   ~RunDirLock() {
     if (fd_ >= 0) ::close(fd_);
@@ -238,8 +238,9 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
 
   RunDirLock lock(result.run_dir);
   if (!lock.held()) {
-    throw std::runtime_error("another k3lab is submitting or recording Slurm failures for " + result.run_dir.string() +
-                             "; wait for it to finish, then submit again");
+    throw std::runtime_error("cannot lock " + (result.run_dir / "slurm" / "submit.lock").string() +
+                             ": another k3lab is submitting or recording Slurm failures for this run dir (wait for "
+                             "it, then submit again), or the run dir is not writable");
   }
   const auto run = load_planned_run(result.run_dir, core::read_ledger(result.run_dir), request.experiment_factory);
   if (!run.experiment) throw std::runtime_error("cannot load the run's experiment: " + run.load_error);
@@ -254,11 +255,17 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
     return result;
   }
 
-  std::map<std::string, std::vector<std::string>> live;  // job id -> its queued or running tasks
+  const auto done = terminal_units(records);
+  // Queued or running tasks that still hold a unit without a terminal record, by job id.
+  std::map<std::string, std::vector<std::string>> live;
   for (const auto& job : rec.jobs) {
     for (const auto& t : job.tasks) {
       const TaskState* state = task_state(job, t.index, rec.states);
-      if (state && classify(*state) == TaskEnd::Active) live[job.job_id].push_back(std::to_string(t.index));
+      const bool holds_pending =
+          std::any_of(t.units.begin(), t.units.end(), [&](const std::string& u) { return !done.count(u); });
+      if (state && classify(*state) == TaskEnd::Active && holds_pending) {
+        live[job.job_id].push_back(std::to_string(t.index));
+      }
     }
   }
   if (!live.empty()) {
@@ -278,7 +285,6 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
     return result;
   }
 
-  const auto done = terminal_units(records);
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < run.plan.size(); ++i) position.emplace(run.plan[i], i);
   for (const auto& wanted : request.only_units) {
@@ -403,20 +409,25 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
 StatusResult run_dir_status(const std::filesystem::path& run_dir, const StatusOptions& options) {
   const CommandRunner runner = options.runner ? options.runner : CommandRunner(run_command);
   StatusResult result;
-  RunDirLock lock(run_dir);
+  // Only a run dir with Slurm submissions can owe failure records (and needs the lock).
+  std::optional<RunDirLock> lock;
+  if (std::filesystem::exists(job_records_path(run_dir))) lock.emplace(run_dir);
+  const bool locked = lock && lock->held();
   const auto run = load_planned_run(run_dir, core::read_ledger(run_dir), nullptr);
   result.manifest = run.manifest;
   result.planned = run.plan.size();
-  const bool write = options.record_failures && lock.held();
+  const bool write = options.record_failures && locked;
   auto rec = reconcile(run_dir, run, runner, write);
   result.failures_recorded = rec.recorded;
   result.jobs = rec.jobs;
   result.window_stop = rec.window_stop;
   result.status = compute_status(run.plan, rec.ledger.records, rec.jobs, rec.states);
   for (const auto& n : rec.notes) result.status.notes.push_back(n);
-  if (options.record_failures && !lock.held() && !rec.owed.empty()) {
-    result.status.notes.push_back("another k3lab is submitting for this run dir: " + std::to_string(rec.owed.size()) +
-                                  " Slurm failures were not recorded now (the next status or submission records them)");
+  if (options.record_failures && !locked && !rec.owed.empty()) {
+    result.status.notes.push_back(std::to_string(rec.owed.size()) +
+                                  " Slurm failures are owed but were not recorded now (another k3lab holds the run "
+                                  "dir's submit lock, or it is not writable); the next status or submission records "
+                                  "them");
   }
   if (rec.ledger.torn_lines > 0) {
     result.status.notes.push_back(std::to_string(rec.ledger.torn_lines) +

@@ -297,6 +297,13 @@ TEST(SlurmSubmit, RefusesWhileEarlierTasksAreQueuedOrRunning) {
   EXPECT_NE(second.message.find("job 100 tasks 1"), std::string::npos) << second.message;
   EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
   EXPECT_EQ(exec::read_job_records(first.run_dir).size(), 1u);
+
+  // A task still COMPLETING after finishing every unit it holds blocks nothing.
+  EXPECT_EQ(h.run_task(first, 0).exit_code, 0);
+  h.slurm.states = {{"100_0", "COMPLETING|0:0|vm"}, {"100_1", "CANCELLED|0:0|vm"}};
+  const auto third = exec::submit_to_slurm(h.request(), h.options(2));
+  EXPECT_EQ(third.exit_code, 0) << third.message;
+  EXPECT_EQ(task_indices(exec::read_job_records(first.run_dir).back()), (std::vector<std::size_t>{1}));
 }
 
 TEST(SlurmSubmit, DryRunPrintsTheScriptAndWritesNoJobOrFailure) {
