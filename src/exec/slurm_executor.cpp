@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -110,12 +111,40 @@ struct Reconciled {
 
 // Asks Slurm about every recorded job and, when `write`, appends the failure records owed for units
 // that died with their task (ledger.slurm-accounting.jsonl), then applies the window rule.
+bool ends_mid_line(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() <= 0) return false;
+  in.seekg(-1, std::ios::end);
+  return in.get() != '\n';
+}
+
+// A task that died mid-write leaves a torn last line in its shard, and no later writer reopens that
+// shard: open it once, as the ledger does on resume, so the fragment is kept as an artifact, cut,
+// and noted (ledger.hpp).
+void repair_dead_shards(const std::filesystem::path& run_dir, const std::vector<JobRecord>& jobs,
+                        const TaskStates& states, Reconciled& rec) {
+  for (const auto& job : jobs) {
+    for (const auto& t : job.tasks) {
+      const TaskState* state = task_state(job, t.index, states);
+      if (!state || classify(*state) == TaskEnd::Active) continue;
+      const std::string worker = task_worker_name(job.job_id, t.index);
+      if (!ends_mid_line(run_dir / ("ledger." + worker + ".jsonl"))) continue;
+      try {
+        core::LedgerWriter repair(run_dir, worker);
+      } catch (const std::exception& e) {
+        rec.notes.push_back("the torn last line of " + worker + "'s shard was not repaired now: " + e.what());
+      }
+    }
+  }
+}
+
 Reconciled reconcile(const std::filesystem::path& run_dir, const PlannedRun& run, const CommandRunner& runner,
                      bool write) {
   Reconciled rec;
   rec.jobs = read_job_records(run_dir);
-  rec.ledger = core::read_ledger(run_dir);
   rec.states = query_task_states(runner, job_ids(rec.jobs));
+  if (write) repair_dead_shards(run_dir, rec.jobs, rec.states, rec);
+  rec.ledger = core::read_ledger(run_dir);
   rec.owed = slurm_failure_records(rec.ledger.records, rec.jobs, rec.states);
   if (write && !rec.owed.empty()) {
     if (!run.experiment) {

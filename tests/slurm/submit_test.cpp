@@ -233,8 +233,12 @@ TEST(SlurmSubmit, NodeFailureBecomesAFailureRecordAndIsNeverRetried) {
     core::LedgerWriter shard(first.run_dir, "slurm-100-4");
     shard.append({{"kind", "attempt"}, {"unit", "u=4"}, {"attempt", 1}, {"worker", "slurm-100-4"}});
   }
+  {  // ... and died in the middle of writing its next line
+    std::ofstream(first.run_dir / "ledger.slurm-100-4.jsonl", std::ios::app) << "{\"kind\":\"res";
+  }
   h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "COMPLETED|0:0|vm"}, {"100_2", "COMPLETED|0:0|vm"},
                     {"100_3", "COMPLETED|0:0|vm"}, {"100_4", "NODE_FAIL|0:0|node9"}, {"100_5", "CANCELLED|0:0|"}};
+  EXPECT_EQ(core::read_ledger(first.run_dir).torn_lines, 1u);
   const auto second = exec::submit_to_slurm(h.request(), h.options());
   ASSERT_EQ(second.exit_code, 0) << second.message;
   EXPECT_EQ(second.failures_recorded, 1u);
@@ -252,6 +256,10 @@ TEST(SlurmSubmit, NodeFailureBecomesAFailureRecordAndIsNeverRetried) {
   EXPECT_EQ(failures[0]["spec"], (nlohmann::json{{"index", 4}}));  // what window rules read
   EXPECT_TRUE(failures[0]["unfrozen"].get<bool>());
   EXPECT_TRUE(std::filesystem::exists(first.run_dir / "ledger.slurm-accounting.jsonl"));
+  EXPECT_EQ(ledger.torn_lines, 0u);  // the dead task's torn line was cut, kept as an artifact, and noted
+  bool noted = false;
+  for (const auto& r : ledger.records) noted |= r.value("note", "") == "torn last line cut on open";
+  EXPECT_TRUE(noted);
 
   // Recording is idempotent: a status afterwards owes nothing more.
   h.slurm.states["101_5"] = "COMPLETED|0:0|vm";
