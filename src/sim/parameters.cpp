@@ -491,6 +491,8 @@ std::uint64_t trace_seed(const SimParameters& p, std::size_t mix_index, std::siz
   return core::stream_seed(p.seed, {static_cast<std::uint64_t>(mix_index), static_cast<std::uint64_t>(trace_index)});
 }
 
+std::string seed_hex(std::uint64_t seed) { return hex16(seed); }
+
 std::string trace_label(std::size_t trace_index) {
   if (trace_index == 0) return "retained";
   char buffer[32];

@@ -67,6 +67,7 @@ nlohmann::json policy_geometry_json(const PolicyConfig& config);
 // Trace 0 of a mix is its retained trace; traces 1..seeded_traces_per_mix are seeded.
 std::uint64_t trace_seed(const SimParameters& params, std::size_t mix_index, std::size_t trace_index);
 std::string trace_label(std::size_t trace_index);  // "retained", "seeded-01", ...
+std::string seed_hex(std::uint64_t seed);          // 16 lowercase hex digits
 std::string trace_source_text(const SimParameters& params, std::size_t mix_index, std::size_t trace_index);
 Trace generate_protocol_trace(const SimParameters& params, std::size_t mix_index, std::size_t trace_index);
 
