@@ -1,16 +1,27 @@
 #include "agent_replay/agent_replay_experiment.hpp"
 
-#include <stdexcept>
+#include <spdlog/spdlog.h>
 
+#include "agent_replay/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/plan.hpp"
 #include "agent_replay/summary.hpp"
 #include "agent_replay/units.hpp"
 #include "agent_replay/window_rule.hpp"
+#include "k3lab/core/ledger.hpp"
 #include "k3lab/experiments/agent_replay.hpp"
 
 namespace k3lab::experiments {
 namespace agent_replay {
+
+AgentReplayExperiment::AgentReplayExperiment(RunHooks hooks) : hooks_(std::move(hooks)) {
+  if (!hooks_.clock) hooks_.clock = api::system_clock();
+}
+
+AgentReplayExperiment::~AgentReplayExperiment() {
+  runner_.reset();
+  if (embedded_) embedded_->stop();
+}
 
 const core::Schema& AgentReplayExperiment::parameter_schema() const { return agent_replay::parameter_schema(); }
 
@@ -25,13 +36,54 @@ nlohmann::json AgentReplayExperiment::plan_details(const core::Protocol&, const 
   return agent_replay::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome AgentReplayExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("agent-replay: runner not built yet");
+AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) {
+  if (runner_) return *runner_;
+  AgentRunSetup setup;
+  setup.parameters = parse_parameters(env.parameters);
+  setup.clock = hooks_.clock;
+  const EndpointChoice endpoint = choose_endpoint(env.options);
+  setup.endpoint_name = endpoint.record_name();
+
+  api::ClientConfig config;
+  config.max_transport_retries = 0;  // the run retries transport failures itself, from its operation record
+  config.max_in_flight = 1;          // one agent run at a time, units in ledger order
+  if (endpoint.embedded()) {
+    api::MockServerOptions options;
+    options.models = {setup.parameters.model};
+    options.model = agent_mock_model(hooks_.embedded_model);
+    if (hooks_.wrap_embedded_model) options.model = hooks_.wrap_embedded_model(options.model);
+    options.faults = hooks_.embedded_faults;
+    embedded_ = std::make_unique<api::MockServer>(std::move(options));
+    embedded_->start(0);
+    config.base_url = embedded_->base_url();
+    spdlog::info("agent-replay: no API key and no base URL; embedded mock server at {} ({})", config.base_url,
+                 kSimulatedLabel);
+    // Once per process: what the simulated endpoint assumes where the documentation is silent.
+    env.note(first_unit.id, {{"kind", "note"},
+                             {"note", "simulated-endpoint-assumptions"},
+                             {"label", kSimulatedLabel},
+                             {"assumptions", agent_mock_assumptions(hooks_.embedded_model)}});
+  } else {
+    config.base_url = endpoint.base_url;
+  }
+  setup.client = std::make_shared<const api::ChatClient>(config, hooks_.clock);
+  setup.window.hours = setup.parameters.test_window_hours;
+  setup.window.start = recorded_window_start(core::read_ledger(env.run_dir)).value_or(hooks_.clock->utc_now());
+  runner_ = std::make_unique<AgentRunner>(std::move(setup));
+  return *runner_;
+}
+
+UnitOutcome AgentReplayExperiment::run_unit(const Unit& unit, RunEnv& env) {
+  return runner(env, unit).run(unit, env.artifacts_dir);
 }
 
 WindowVerdict AgentReplayExperiment::check_window(const core::Protocol&, const nlohmann::json& parameters,
                                                   const std::vector<nlohmann::json>& terminal_records) const {
   return check_invalid_window(parse_parameters(parameters), terminal_records);
+}
+
+std::vector<std::string> AgentReplayExperiment::run_labels(const nlohmann::json& options) const {
+  return endpoint_labels(choose_endpoint(options));
 }
 
 void AgentReplayExperiment::summarise(const core::Protocol& protocol, const RunRecords& records,

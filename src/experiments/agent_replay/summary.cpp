@@ -2,59 +2,333 @@
 
 #include <map>
 
+#include "agent_replay/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
+#include "agent_replay/run_digest.hpp"
 #include "agent_replay/units.hpp"
+#include "k3lab/api/endpoint.hpp"
+#include "k3lab/report/stats.hpp"
+#include "k3lab/report/svg.hpp"
 
 namespace k3lab::experiments::agent_replay {
 namespace {
 
-std::string arm_of(const nlohmann::json& spec) {
-  return spec.is_object() && spec.contains("arm") ? spec.at("arm").get<std::string>() : "(record without spec)";
+using report::Cell;
+
+Cell optional_cell(const std::optional<double>& v, int digits = 4) { return v ? Cell(*v, digits) : Cell(); }
+
+std::string join(const std::set<std::string>& values, const std::string& none) {
+  if (values.empty()) return none;
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+
+std::string percent(double fraction) { return report::format_fixed(fraction * 100.0, 1) + "%"; }
+
+std::string confidence_text(const Parameters& p) { return report::format_significant(p.confidence * 100.0, 3) + "%"; }
+
+std::string classes_text(const std::map<std::string, std::size_t>& classes) {
+  if (classes.empty()) return "none";
+  std::string out;
+  for (const auto& [cls, n] : classes) out += (out.empty() ? "" : ", ") + cls + " " + std::to_string(n);
+  return out;
+}
+
+void add_record_counts(const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "terminal-records-by-arm";
+  table.title = "Terminal records by arm";
+  table.columns = {"arm", "planned", "result", "invalid", "failure", "open"};
+  for (const auto& a : d.arms) {
+    const std::size_t done = a.results + a.invalid + a.failures;
+    table.rows.push_back({a.arm, a.planned, a.results, a.invalid, a.failures,
+                          static_cast<std::int64_t>(a.planned) - static_cast<std::int64_t>(done)});
+  }
+  table.caption = "One control and six single-fault arms. Invalid and failed runs are excluded from rates, never "
+                  "dropped; if one arm exceeds its invalid limit, the whole window is invalidated.";
+  page.add_table(std::move(table));
+}
+
+void add_success(const Parameters& p, const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "task-success-by-arm";
+  table.title = "Task success and pass^k by arm";
+  table.columns = {"arm", "valid runs", "successes", "success rate", "low", "high"};
+  for (int k = 1; k <= p.repetitions; ++k) table.columns.push_back("pass^" + std::to_string(k));
+  table.columns.insert(table.columns.end(), {"answered", "turn limit", "API error", "mean model turns"});
+  report::Chart chart;
+  chart.id = "task-success-by-arm";
+  chart.title = "Task success rate by arm";
+  chart.kind = report::Chart::Kind::Bar;
+  chart.x_label = "arm";
+  chart.y_label = "validated task success";
+  report::Series series;
+  series.label = "success rate (" + confidence_text(p) + " Wilson interval)";
+  for (const auto& a : d.arms) {
+    std::vector<Cell> row = {a.arm, a.results, a.successes};
+    if (a.results > 0) {
+      const auto w = report::wilson_interval(a.successes, a.results, p.confidence);
+      row.insert(row.end(), {Cell(w.estimate), Cell(w.low), Cell(w.high)});
+      chart.categories.push_back(a.arm);
+      series.x.push_back(static_cast<double>(chart.categories.size() - 1));
+      series.y.push_back(w.estimate);
+      series.y_low.push_back(w.low);
+      series.y_high.push_back(w.high);
+    } else {
+      row.insert(row.end(), {Cell(), Cell(), Cell()});
+    }
+    std::vector<TaskTally> tallies;
+    for (const auto& [task, tally] : a.tasks) tallies.push_back(tally);
+    for (int k = 1; k <= p.repetitions; ++k) row.push_back(optional_cell(pass_hat_k(tallies, static_cast<std::size_t>(k))));
+    auto stop = [&](const char* key) {
+      const auto it = a.stops.find(key);
+      return Cell(it == a.stops.end() ? std::size_t{0} : it->second);
+    };
+    row.insert(row.end(), {stop("answered"), stop("turn_limit"), stop("api_error"),
+                           a.results > 0 ? Cell(static_cast<double>(a.model_turns) / static_cast<double>(a.results))
+                                         : Cell()});
+    table.rows.push_back(std::move(row));
+  }
+  table.caption = "Success: the task's hidden validator accepts the terminal answer and the final world state. "
+                  "pass^k (tau-bench): mean over tasks of C(successes, k) / C(valid runs, k). An API rejection "
+                  "provoked by a fault is an outcome of its arm (counted under API error), not an invalid run.";
+  if (!series.y.empty()) {
+    chart.series.push_back(std::move(series));
+    chart.caption = "Valid runs only; bars are Wilson intervals.";
+    page.add_table(std::move(table));
+    page.add_chart(std::move(chart));
+  } else {
+    page.add_table(std::move(table));
+  }
+}
+
+void add_protocol_metrics(const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "protocol-metrics-by-arm";
+  table.title = "Fault application, duplicate mutations, tool-call correlation and errors by arm";
+  table.columns = {"arm",           "fault applied (runs)", "duplicate mutations", "runs with a duplicate",
+                   "unexpected tool names", "unmatched tool calls", "turns cut (finish length)",
+                   "transport retries", "overload retries", "error classes"};
+  for (const auto& a : d.arms) {
+    table.rows.push_back({a.arm, a.fault_applied, a.duplicate_mutations, a.runs_with_duplicates,
+                          a.unexpected_tool_names, a.unmatched_tool_calls, a.finish_length, a.transport_retries,
+                          a.overload_retries, classes_text(a.error_classes)});
+  }
+  table.caption = "Duplicate mutations, unexpected tool names, unmatched tool calls and cut turns are summed over "
+                  "valid runs; retries and error classes over every run that made calls. Unmatched: tool-call ids "
+                  "without exactly one tool result, and tool results without a call, in the history as replayed.";
+  page.add_table(std::move(table));
+}
+
+void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "tokens-cache-cost-by-arm";
+  table.title = "Tokens, cached-token ratio and cost by arm";
+  table.columns = {"arm", "prompt tokens", "cached tokens", "completion tokens", "cached ratio",
+                   "cached ratio after turn 1", "cost (USD)", "completed tasks", "cost per completed task (USD)"};
+  report::Chart chart;
+  chart.id = "cached-token-ratio-by-arm";
+  chart.title = "Cached-token ratio by arm";
+  chart.kind = report::Chart::Kind::Bar;
+  chart.x_label = "arm";
+  chart.y_label = "cached / prompt tokens";
+  report::Series all{"all calls", {}, {}, {}, {}};
+  report::Series later{"calls after turn 1", {}, {}, {}, {}};
+  for (const auto& a : d.arms) {
+    table.rows.push_back({a.arm, a.prompt_tokens, a.cached_tokens, a.completion_tokens, optional_cell(a.cached_ratio()),
+                          optional_cell(a.cached_ratio_after_turn_1()), Cell(a.cost_usd, 6), a.successes,
+                          optional_cell(a.cost_per_completed_task(), 6)});
+    if (a.cached_ratio()) {
+      chart.categories.push_back(a.arm);
+      const double x = static_cast<double>(chart.categories.size() - 1);
+      all.x.push_back(x);
+      all.y.push_back(*a.cached_ratio());
+      later.x.push_back(x);
+      later.y.push_back(a.cached_ratio_after_turn_1().value_or(0.0));
+    }
+  }
+  table.caption = "Prices: the protocol's table (USD per million tokens: cache hit " +
+                  report::format_significant(p.cache_hit_usd_per_million, 4) + ", cache miss " +
+                  report::format_significant(p.cache_miss_usd_per_million, 4) + ", output " +
+                  report::format_significant(p.output_usd_per_million, 4) +
+                  "). Cost counts every call, failed and abandoned attempts included; a completed task is a "
+                  "validated success. Turn 1 of a task sends the same prompt in every arm, so arms after the first "
+                  "one to reach a task find it cached: compare arms on the ratio after turn 1.";
+  page.add_table(std::move(table));
+  if (!all.y.empty()) {
+    chart.series = {all, later};
+    chart.caption = "A reordered tools array changes the serialized request from its first byte, so the prompt "
+                    "cache misses from that turn on.";
+    page.add_chart(std::move(chart));
+  }
+}
+
+void add_errors(const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "api-errors-observed";
+  table.title = "API errors observed in this window";
+  table.columns = {"arm", "error (HTTP status, class, message)", "runs"};
+  for (const auto& a : d.arms) {
+    for (const auto& [message, n] : a.error_messages) table.rows.push_back({a.arm, message, n});
+  }
+  if (table.rows.empty()) return;
+  table.caption = "What this endpoint answered in this test window. The symptom of a protocol fault is not a "
+                  "documented contract: another API version or window may answer differently.";
+  page.add_table(std::move(table));
+}
+
+void add_comparison(const Parameters& p, const RunDigest& d, report::Page& page) {
+  const auto comparisons = compare_with_control(p, d);
+  report::Table table;
+  table.id = "fault-vs-control";
+  table.title = "Each fault arm against the control, paired by task";
+  table.columns = {"arm",
+                   "tasks paired",
+                   "success difference (fault - control)",
+                   "low",
+                   "high",
+                   "fewer successes than control",
+                   "duplicate mutations per run difference",
+                   "low",
+                   "high",
+                   "more duplicates than control"};
+  for (const auto& c : comparisons) {
+    table.rows.push_back({c.arm, c.tasks, optional_cell(c.success_difference), optional_cell(c.success_low),
+                          optional_cell(c.success_high), c.tasks ? Cell(c.success_supports ? "yes" : "no") : Cell(),
+                          optional_cell(c.duplicate_difference), optional_cell(c.duplicate_low),
+                          optional_cell(c.duplicate_high),
+                          c.tasks ? Cell(c.duplicates_support ? "yes" : "no") : Cell()});
+  }
+  table.caption = "Per task, each arm's repetitions are averaged; the interval is the paired bootstrap over tasks (" +
+                  std::to_string(p.bootstrap_resamples) + " resamples, seed " + std::to_string(p.bootstrap_seed) +
+                  ", " + confidence_text(p) +
+                  "). The hypothesis holds for a fault when the control succeeds more often and the interval "
+                  "excludes zero, or when the fault arm has more duplicate mutations and the interval excludes zero.";
+  page.add_table(std::move(table));
+}
+
+void add_window(const RunDigest& d, report::Page& page) {
+  report::Table table;
+  table.id = "api-window";
+  table.title = "The API window these results belong to";
+  table.columns = {"field", "observed"};
+  table.rows.push_back({"endpoint", join(d.endpoints, "(no call)")});
+  table.rows.push_back({"response model field", join(d.response_models, "(none)")});
+  table.rows.push_back({"system_fingerprint", join(d.system_fingerprints, "(none sent)")});
+  table.rows.push_back({"platform version headers", join(d.platform_versions, "(none sent)")});
+  table.rows.push_back({"first call (UTC)", d.first_call_utc.empty() ? std::string("(none)") : d.first_call_utc});
+  table.rows.push_back({"last call (UTC)", d.last_call_utc.empty() ? std::string("(none)") : d.last_call_utc});
+  table.caption = "Results are reported per API window. Without a platform version identifier the deployed "
+                  "backend is an uncontrolled source of drift between windows.";
+  page.add_table(std::move(table));
+}
+
+void add_assumptions(const RunDigest& d, report::Page& page) {
+  if (!d.assumptions.is_array() || d.assumptions.empty()) return;
+  report::Table table;
+  table.id = "simulated-endpoint-assumptions";
+  table.title = "Assumptions of the simulated endpoint";
+  table.columns = {"behaviour", "simulated as", "documented by Kimi"};
+  for (const auto& a : d.assumptions) {
+    table.rows.push_back({a.value("behaviour", ""), a.value("simulated_as", ""), a.value("documented", "")});
+  }
+  table.caption = "Recorded in the ledger when the run used the embedded mock. Where the documentation is silent the "
+                  "mock's behaviour is an assumption, so the fault arms' effects here are mechanics of the harness, "
+                  "not observations of Kimi K3.";
+  page.add_table(std::move(table));
+}
+
+std::string endpoint_phrase(const RunDigest& d) {
+  if (d.endpoints.count("embedded-mock") > 0) {
+    return "The simulated endpoint (k3lab's embedded mock server with a scripted agent; not evidence about Kimi K3)";
+  }
+  if (d.simulated_runs > 0) {
+    return "The simulated endpoint at " + join(d.endpoints, "?") + " (k3lab's mock server; not evidence about Kimi K3)";
+  }
+  if (d.endpoints.size() == 1 && *d.endpoints.begin() == std::string(api::kDefaultBaseUrl)) {
+    return "The Kimi K3 API (" + std::string(api::kDefaultBaseUrl) + ")";
+  }
+  return "The endpoint " + join(d.endpoints, "(no call)");
+}
+
+void add_boundary(const Parameters& p, const RunDigest& d, report::Page& page) {
+  const std::string window = d.first_call_utc.empty() ? std::string("(no call made)")
+                                                      : d.first_call_utc + " to " + d.last_call_utc;
+  const auto comparisons = compare_with_control(p, d);
+  const ArmDigest* control = d.arm("control");
+  std::string text = "## Interpretation boundary\n\n";
+  if (!d.window_stop_reason.empty()) {
+    text += "**This window is invalid** (" + d.window_stop_reason +
+            "): the seed invalidates the whole test window rather than dropping an arm. Rerun the complete matrix "
+            "in a new window; nothing below supports a conclusion.\n\n";
+  }
+  text += "What this run can say, filled in from the data: " + endpoint_phrase(d) + ", in test window " + window +
+          " (responses named " + join(d.response_models, "nothing") + "), with model " + p.model +
+          ", reasoning_effort " + p.reasoning_effort + " and max_completion_tokens " +
+          std::to_string(p.max_completion_tokens) + ", on these " + std::to_string(p.task_count) + " fixtures";
+  if (control && control->results > 0) {
+    text += ": the control completed " + std::to_string(control->successes) + " of " +
+            std::to_string(control->results) + " valid runs (" +
+            percent(static_cast<double>(control->successes) / static_cast<double>(control->results)) + ").";
+  } else {
+    text += ": the control has no valid run, so no fault can be compared.";
+  }
+  text += "\n\n";
+  for (const auto& c : comparisons) {
+    const ArmDigest* a = d.arm(c.arm);
+    text += "- " + c.arm + ": ";
+    if (!a || a->results == 0 || c.tasks == 0) {
+      text += "no valid run paired with the control; nothing can be said.\n";
+      continue;
+    }
+    text += std::to_string(a->successes) + " of " + std::to_string(a->results) + " valid runs succeeded";
+    if (c.success_difference) {
+      text += " (paired success difference " + report::format_fixed(*c.success_difference, 3) + ", " +
+              confidence_text(p) + " interval " + report::format_fixed(*c.success_low, 3) + " to " +
+              report::format_fixed(*c.success_high, 3) + ")";
+    }
+    text += "; " + std::to_string(a->duplicate_mutations) + " duplicate mutations";
+    if (a->error_messages.empty()) {
+      text += "; no API error";
+    } else {
+      text += "; the endpoint answered with " + classes_text(a->error_classes);
+    }
+    text += std::string(". ") +
+            (c.success_supports || c.duplicates_support ? "This fault cost reliability in this window."
+                                                        : "No reliability cost was detected for this fault here.") +
+            "\n";
+  }
+  text += "\nIt cannot say: that the API has one permanent error for a contract violation (observed answers are "
+          "reported per API window, not as a contract); anything about the model's causal internals; or anything "
+          "that justifies publishing raw reasoning_content, which this run never stored (records keep its "
+          "presence, byte count, token counts and SHA-256 only).";
+  page.add_text(std::move(text));
 }
 
 }  // namespace
 
 void summarise_run(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  struct Row {
-    std::int64_t planned = -1;
-    std::int64_t result = 0, invalid = 0, failure = 0;
-  };
-  std::map<std::string, Row> rows;
-  std::vector<std::string> order;
-  auto row = [&](const std::string& label) -> Row& {
-    if (!rows.count(label)) order.push_back(label);
-    return rows[label];
-  };
-  const bool has_plan = records.manifest.contains("parameters");
-  if (has_plan) {
-    for (const auto& u : enumerate_units(parse_parameters(records.manifest.at("parameters")))) {
-      auto& r = row(arm_of(u.spec));
-      r.planned = (r.planned < 0 ? 0 : r.planned) + 1;
-    }
+  if (!records.manifest.contains("parameters")) {
+    page.add_text(protocol.id + ": the manifest holds no parameters, so this run cannot be summarised.");
+    return;
   }
-  for (const auto& record : records.terminal_records()) {
-    auto& r = row(arm_of(record.value("spec", nlohmann::json())));
-    const std::string kind = record.value("kind", "");
-    r.result += kind == "result" ? 1 : 0;
-    r.invalid += kind == "invalid" ? 1 : 0;
-    r.failure += kind == "failure" ? 1 : 0;
-  }
-  report::Table table;
-  table.id = "terminal-records-by-arm";
-  table.title = "Terminal records by arm";
-  table.columns = {"arm", "planned", "result", "invalid", "failure", "open"};
-  for (const auto& label : order) {
-    const auto& r = rows[label];
-    const std::int64_t done = r.result + r.invalid + r.failure;
-    table.rows.push_back({label, r.planned < 0 ? report::Cell() : report::Cell(r.planned), r.result, r.invalid,
-                          r.failure, r.planned < 0 ? report::Cell() : report::Cell(r.planned - done)});
-  }
-  table.caption = has_plan ? "One control and six single-fault arms; an arm with more than its invalid limit "
-                             "invalidates the whole window."
-                           : "The manifest holds no parameters, so planned counts are not shown.";
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown. Raw reasoning_content "
-                "is never published; records keep token counts, hashes and field presence.");
-  page.add_table(std::move(table));
+  const Parameters p = parse_parameters(records.manifest.at("parameters"));
+  const RunDigest d = digest_run(p, records.terminal_records(), records.ledger.records);
+  page.add_text("Each run sends the conversation with the declared tools, executes every tool call against a "
+                "reset local world, stops after " + std::to_string(p.max_model_turns) +
+                " model turns or one validated terminal answer, and is judged by the task's hidden validator. The "
+                "control replays complete assistant messages; every other arm injects exactly one protocol fault. "
+                "Raw reasoning_content is never written to the ledger, artifacts or logs.");
+  add_record_counts(d, page);
+  add_success(p, d, page);
+  add_protocol_metrics(d, page);
+  add_cost(p, d, page);
+  add_errors(d, page);
+  add_comparison(p, d, page);
+  add_window(d, page);
+  add_assumptions(d, page);
+  add_boundary(p, d, page);
 }
 
 }  // namespace k3lab::experiments::agent_replay

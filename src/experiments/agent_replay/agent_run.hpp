@@ -1,0 +1,70 @@
+#pragma once
+// One agent-replay run (one unit: task x arm x repetition) against a chat endpoint.
+//
+// The loop: send the conversation with the declared tools; execute every returned tool call against
+// a fresh validate::World (deterministic local tools, reset for every run so no fault leaks into
+// another task) and append one tool message per tool_call_id; stop after max_model_turns model turns
+// or the first terminal answer (a reply without tool calls that was not cut by the output limit),
+// then run the task's hidden validator on the answer and the world state. The arm's one fault is
+// applied by ArmFaults.
+//
+// Every step goes to the run's operation record (operation_record.hpp) before the run acts on it. A
+// transport failure (api::is_transport_retryable, or an overload that outlived the client's own
+// Retry-After waits) is retried at most parameters.transport_retries times per model turn; each retry
+// reopens the record and continues from what it says, so a dispatched tool call is never
+// dispatched again. The run keeps raw reasoning in memory only; a run whose process ended mid-run
+// therefore cannot replay exactly, so resuming such a unit moves its old record aside
+// (<name>.abandoned-<n>.jsonl, still counted for cost) and starts the run again against a reset world.
+//
+// Outcomes: result (answered, turn limit, or an API rejection such as the 400 a fault provokes: the
+// seed counts those as outcomes of the arm), invalid (transport retries exhausted, outside the test
+// window, harness inconsistency) or failure (auth, quota, not-found: the window cannot go on).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agent_replay/parameters.hpp"
+#include "agent_replay/test_window.hpp"
+#include "k3lab/api/chat_client.hpp"
+#include "k3lab/api/clock.hpp"
+#include "k3lab/experiments/experiment.hpp"
+
+namespace k3lab::experiments::agent_replay {
+
+struct AgentRunSetup {
+  Parameters parameters;
+  // Built with max_transport_retries = 0: transport retries are the run's own (resumed from the record).
+  std::shared_ptr<const api::ChatClient> client;
+  std::shared_ptr<api::Clock> clock;
+  std::string endpoint_name;  // what records show: a base URL or "embedded-mock"
+  TestWindow window;
+};
+
+// The record's file name for a unit id ("task=3/arm=control/rep=1" -> "task-3_arm-control_rep-1.jsonl").
+std::string operation_record_name(const std::string& unit_id);
+// artifacts/agent-replay/<name>.
+std::filesystem::path operation_record_path(const std::filesystem::path& artifacts_dir, const std::string& unit_id);
+
+// The idempotency key the harness gives a mutating call whose arguments carry none: derived from the
+// unit and the tool_call_id, so the same call always gets the same key.
+std::string harness_idempotency_key(const std::string& unit_id, const std::string& tool_call_id);
+
+class AgentRunner {
+ public:
+  // Throws std::invalid_argument when the client was built with its own transport retries.
+  explicit AgentRunner(AgentRunSetup setup);
+
+  // Runs (or restarts, see above) one unit. `artifacts_dir` is the run dir's artifacts folder.
+  UnitOutcome run(const Unit& unit, const std::filesystem::path& artifacts_dir);
+
+  const AgentRunSetup& setup() const { return setup_; }
+
+ private:
+  AgentRunSetup setup_;
+};
+
+}  // namespace k3lab::experiments::agent_replay

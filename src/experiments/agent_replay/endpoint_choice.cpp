@@ -1,0 +1,73 @@
+#include "agent_replay/endpoint_choice.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "k3lab/api/chat_client.hpp"
+#include "k3lab/api/endpoint.hpp"
+
+namespace k3lab::experiments::agent_replay {
+namespace {
+
+std::string env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::string(value) : std::string();
+}
+
+}  // namespace
+
+std::string EndpointChoice::record_name() const { return embedded() ? std::string("embedded-mock") : base_url; }
+
+EndpointChoice choose_endpoint(const nlohmann::json& options) {
+  EndpointChoice choice;
+  choice.api_key_present = !env_value(std::string(api::kApiKeyEnv).c_str()).empty();
+  std::string url;
+  if (options.is_object() && options.contains("base_url")) {
+    if (!options["base_url"].is_string() || options["base_url"].get<std::string>().empty()) {
+      throw std::invalid_argument("agent-replay: option base_url must be a non-empty URL string such as "
+                                  "http://127.0.0.1:8089/v1 (from --base-url)");
+    }
+    url = options["base_url"].get<std::string>();
+    choice.source = "--base-url";
+  } else if (const std::string from_env = env_value(kBaseUrlEnv); !from_env.empty()) {
+    url = from_env;
+    choice.source = std::string("$") + kBaseUrlEnv;
+  } else if (choice.api_key_present) {
+    url = std::string(api::kDefaultBaseUrl);
+    choice.source = std::string("$") + std::string(api::kApiKeyEnv) + " is set";
+    choice.kind = EndpointChoice::Kind::KimiDefault;
+  } else {
+    choice.source = "no API key and no base URL";
+    return choice;
+  }
+  if (choice.kind != EndpointChoice::Kind::KimiDefault) choice.kind = EndpointChoice::Kind::BaseUrl;
+  api::Endpoint endpoint;
+  try {
+    endpoint = api::parse_endpoint(url);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("agent-replay: the base URL from " + choice.source + " is not usable: " + e.what());
+  }
+  choice.base_url = endpoint.base_url;
+  choice.loopback = endpoint.loopback;
+  if (!choice.loopback && !choice.api_key_present) {
+    throw std::invalid_argument("agent-replay: " + std::string(api::kApiKeyEnv) + " is not set, so " + endpoint.host +
+                                " cannot be called; export the key, or drop --base-url and $" + kBaseUrlEnv +
+                                " to run against the embedded mock server");
+  }
+  return choice;
+}
+
+std::vector<std::string> endpoint_labels(const EndpointChoice& choice) {
+  switch (choice.kind) {
+    case EndpointChoice::Kind::EmbeddedMock:
+      return {kSimulatedLabel};
+    case EndpointChoice::Kind::BaseUrl:
+      return {"endpoint " + choice.base_url + " (from " + choice.source +
+              "): evidence about Kimi K3 only if it serves the Kimi API"};
+    case EndpointChoice::Kind::KimiDefault:
+      break;
+  }
+  return {};
+}
+
+}  // namespace k3lab::experiments::agent_replay

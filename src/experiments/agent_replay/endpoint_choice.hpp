@@ -1,0 +1,43 @@
+#pragma once
+// Which endpoint an agent-replay run calls, decided once per run from the command line and the
+// environment, in this order:
+//   1. options.base_url (`k3lab run --base-url URL`)
+//   2. $K3LAB_BASE_URL
+//   3. the Kimi API (https://api.moonshot.ai/v1) when $MOONSHOT_API_KEY is set
+//   4. k3lab's embedded mock server with the scripted agent model, started in-process on an
+//      ephemeral loopback port for the run.
+// A run against the embedded mock is labelled on every record and page as simulated: it is not
+// evidence about Kimi K3. The key itself is never read here, only whether it is set.
+// (context-probe makes the same choice; experiment modules do not include each other.)
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace k3lab::experiments::agent_replay {
+
+inline constexpr const char* kBaseUrlEnv = "K3LAB_BASE_URL";
+inline constexpr const char* kSimulatedLabel = "simulated endpoint: not evidence about Kimi K3";
+
+struct EndpointChoice {
+  enum class Kind { EmbeddedMock, BaseUrl, KimiDefault };
+  Kind kind = Kind::EmbeddedMock;
+  std::string base_url;  // normalised; empty for the embedded mock (its port is chosen when it starts)
+  std::string source;    // why this endpoint: "--base-url", "$K3LAB_BASE_URL", ...
+  bool loopback = true;
+  bool api_key_present = false;
+
+  bool embedded() const { return kind == Kind::EmbeddedMock; }
+  // What records show as the endpoint: the base URL, or "embedded-mock" (its port changes per run).
+  std::string record_name() const;
+};
+
+// Throws std::invalid_argument with the fix when options.base_url is not a string, a URL is not
+// acceptable to the client (see api::parse_endpoint), or a non-loopback endpoint is chosen while
+// $MOONSHOT_API_KEY is unset.
+EndpointChoice choose_endpoint(const nlohmann::json& options);
+
+// The labels every record and page of the run carries.
+std::vector<std::string> endpoint_labels(const EndpointChoice& choice);
+
+}  // namespace k3lab::experiments::agent_replay
