@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "agent_replay/agent_mock_model.hpp"
 #include "context_probe/endpoint_choice.hpp"
 #include "context_probe/reader_model.hpp"
 #include "k3lab/api/mock_server.hpp"
@@ -12,17 +13,8 @@
 namespace k3lab::cli {
 namespace {
 
-// The seam for agent-replay traffic (requests that declare tools): its scripted model plugs in here
-// when agent-replay provides one. Until then such requests get a clear 400.
-api::MockModel agent_traffic_model() {
-  return [](const nlohmann::json&) {
-    api::MockReply reply;
-    reply.error = api::MockError{400, "invalid_request_error",
-                                 "k3lab mock-server has no model for tool-calling (agent-replay) requests yet; "
-                                 "only context-probe traffic (no tools) is answered"};
-    return reply;
-  };
-}
+// Agent-replay traffic (requests that declare tools) gets the scripted agent of agent-replay.
+api::MockModel agent_traffic_model() { return experiments::agent_replay::agent_mock_model(); }
 
 // One server answers both API experiments: a request with a non-empty tools array is agent traffic,
 // anything else is a context-probe prompt for the deterministic reader.
