@@ -17,7 +17,9 @@ void add_calls(ArmDigest& a, RunDigest& d, const json& data, const json& timing)
   const json metrics = data.value("metrics", json::object());
   a.transport_retries += int_at(metrics, "transport_retries");
   a.overload_retries += int_at(metrics, "overload_retries");
-  for (const auto& [cls, n] : metrics.value("error_classes", json::object()).items()) {
+  // Bind before items(): the proxy refers to its json, which must outlive the loop.
+  const json error_classes = metrics.value("error_classes", json::object());
+  for (const auto& [cls, n] : error_classes.items()) {
     a.error_classes[cls] += n.get<std::size_t>();
   }
   a.prompt_tokens += int_at(metrics, "prompt_tokens");
@@ -45,7 +47,8 @@ void add_calls(ArmDigest& a, RunDigest& d, const json& data, const json& timing)
     const std::string finished = c.value("finished_utc", "");
     if (!started.empty() && (d.first_call_utc.empty() || started < d.first_call_utc)) d.first_call_utc = started;
     if (!finished.empty() && finished > d.last_call_utc) d.last_call_utc = finished;
-    for (const auto& [name, value] : c.value("platform_headers", json::object()).items()) {
+    const json platform_headers = c.value("platform_headers", json::object());
+    for (const auto& [name, value] : platform_headers.items()) {
       if (value.is_string()) d.platform_versions.insert(name + ": " + value.get<std::string>());
     }
   }
