@@ -6,6 +6,8 @@
 #include "cli/commands.hpp"
 #include "k3lab/api/sse_bench.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/models/kda_bench.hpp"
+#include "k3lab/sim/bench.hpp"
 #include "k3lab/validate/fixture_bench.hpp"
 
 namespace k3lab::cli {
@@ -26,6 +28,12 @@ const std::vector<BenchEntry>& bench_table() {
          validate::run_fixture_bench(out);
          return 0;
        }},
+      {"memory-pool",
+       "one full 1,000,000-arrival trace under each policy; last line: arrivals simulated per second per core "
+       "(goal: >= 1,000,000)",
+       [](std::ostream& out) { return sim::run_memory_pool_bench(nlohmann::json::object(), out); }},
+      {"kda", "chunkwise KDA (LibTorch path) against the float64 recurrence: error and tokens/s, CPU (and CUDA)",
+       [](std::ostream& out) { return models::run_kda_bench(models::KdaBenchOptions{}, out); }},
       {"sse", "SSE framing and chat-chunk decoding throughput on a synthetic 64 MiB Kimi-shaped stream",
        [](std::ostream& out) {
          api::run_sse_bench(out);
