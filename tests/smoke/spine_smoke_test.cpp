@@ -69,7 +69,7 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   ASSERT_FALSE(reference.empty());
 
   int kills_mid_run = 0;
-  std::chrono::milliseconds delay(40);
+  std::chrono::milliseconds delay(10);
   for (int attempt = 0; attempt < 60; ++attempt) {
     auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, w.path(), w.env(), delay);
     if (r.signal == SIGKILL) {
@@ -78,7 +78,7 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
         const auto partial = terminal(runs.back().path).size();
         if (partial > 0 && partial < reference.size()) ++kills_mid_run;
       }
-      delay = delay * 3 / 2;
+      delay = delay * 6 / 5 + std::chrono::milliseconds(1);
       continue;
     }
     ASSERT_EQ(r.exit_code, 0) << r.output;
