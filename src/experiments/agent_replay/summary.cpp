@@ -54,7 +54,7 @@ void add_success(const Parameters& p, const RunDigest& d, report::Page& page) {
   report::Table table;
   table.id = "task-success-by-arm";
   table.title = "Task success and pass^k by arm";
-  table.columns = {"arm", "valid runs", "successes", "success rate", "low", "high"};
+  table.columns = {"arm", "valid runs", "successes", "success rate", "Wilson low", "Wilson high"};
   for (int k = 1; k <= p.repetitions; ++k) table.columns.push_back("pass^" + std::to_string(k));
   table.columns.insert(table.columns.end(), {"answered", "turn limit", "API error", "mean model turns"});
   report::Chart chart;
@@ -186,12 +186,12 @@ void add_comparison(const Parameters& p, const RunDigest& d, report::Page& page)
   table.columns = {"arm",
                    "tasks paired",
                    "success difference (fault - control)",
-                   "low",
-                   "high",
+                   "success difference low",
+                   "success difference high",
                    "fewer successes than control",
                    "duplicate mutations per run difference",
-                   "low",
-                   "high",
+                   "duplicate difference low",
+                   "duplicate difference high",
                    "more duplicates than control"};
   for (const auto& c : comparisons) {
     table.rows.push_back({c.arm, c.tasks, optional_cell(c.success_difference), optional_cell(c.success_low),
