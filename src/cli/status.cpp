@@ -14,6 +14,7 @@ namespace k3lab::cli {
 namespace {
 
 constexpr std::size_t kListedUnits = 40;
+constexpr std::size_t kListedTasks = 20;
 
 std::filesystem::path resolve_run_dir(const std::string& target, const std::string& runs_root) {
   if (std::filesystem::is_directory(target)) return target;
@@ -55,24 +56,35 @@ void print_text(const std::filesystem::path& run_dir, const exec::StatusResult& 
       for (const auto& [state, n] : states) out << " " << n << " " << state;
       out << "\n";
     }
+    // The tasks that ended (or vanished) holding units without a terminal record: where to look.
+    std::size_t shown = 0, hidden = 0;
     for (const auto& t : s.tasks) {
-      if (t.end == exec::TaskEnd::Completed || t.end == exec::TaskEnd::Active) continue;
+      if (t.end == exec::TaskEnd::Active || t.unfinished == 0) continue;
+      if (++shown > kListedTasks) {
+        ++hidden;
+        continue;
+      }
       out << "    task " << t.job_id << "_" << t.index << " " << t.state
           << (t.exit_code.empty() || t.exit_code == "0:0" ? "" : " exit " + t.exit_code)
-          << (t.node.empty() ? "" : " on " + t.node) << ": log " << t.log << "\n";
+          << (t.node.empty() ? "" : " on " + t.node) << ", " << t.unfinished << " unit(s) unfinished: log " << t.log
+          << "\n";
     }
+    if (hidden > 0) out << "    ... and " << hidden << " more such tasks (--json lists every task)\n";
   }
+  // Most telling first: failures and exclusions, then what is left to run, then what is under way.
   std::size_t listed = 0, unlisted = 0;
-  for (const auto& u : s.units) {
-    if (u.phase == UnitPhase::Result) continue;
-    if (listed++ == 0) out << "units without a result:\n";
-    if (listed > kListedUnits) {
-      ++unlisted;
-      continue;
+  for (auto phase : {UnitPhase::Failed, UnitPhase::Invalid, UnitPhase::Pending, UnitPhase::Running, UnitPhase::Queued}) {
+    for (const auto& u : s.units) {
+      if (u.phase != phase) continue;
+      if (listed++ == 0) out << "units without a result:\n";
+      if (listed > kListedUnits) {
+        ++unlisted;
+        continue;
+      }
+      out << "  " << exec::to_string(u.phase) << "  " << u.unit;
+      if (!u.note.empty()) out << "  (" << u.note << ")";
+      out << "\n";
     }
-    out << "  " << exec::to_string(u.phase) << "  " << u.unit;
-    if (!u.note.empty()) out << "  (" << u.note << ")";
-    out << "\n";
   }
   if (unlisted > 0) out << "  ... and " << unlisted << " more (--json lists every unit)\n";
   for (const auto& n : s.notes) out << "note: " << n << "\n";

@@ -1,5 +1,6 @@
 #include "k3lab/exec/run_status.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "k3lab/core/ledger.hpp"
@@ -76,7 +77,8 @@ nlohmann::json RunStatus::to_json() const {
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
     j["tasks"].push_back({{"job_id", t.job_id}, {"task", t.index}, {"state", t.state}, {"end", to_string(t.end)},
-                          {"exit_code", t.exit_code}, {"node", t.node}, {"log", t.log}, {"units", t.units}});
+                          {"exit_code", t.exit_code}, {"node", t.node}, {"log", t.log}, {"units", t.units},
+                          {"unfinished", t.unfinished}});
   }
   j["scheduler_source"] = scheduler_source;
   j["notes"] = notes;
@@ -124,6 +126,8 @@ RunStatus compute_status(const std::vector<std::string>& plan_units, const std::
       ts.node = state ? state->node : "";
       ts.log = job.log_of(t.index);
       ts.units = t.units.size();
+      ts.unfinished = static_cast<std::size_t>(std::count_if(
+          t.units.begin(), t.units.end(), [&](const std::string& u) { return !view.terminal.count(u); }));
       status.tasks.push_back(std::move(ts));
     }
   }

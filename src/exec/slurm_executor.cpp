@@ -403,8 +403,10 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   }
   std::string job_id = submitted.out.substr(0, submitted.out.find_first_of(";\n"));
   if (submitted.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
+    std::string said = submitted.err + submitted.out;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
     throw std::runtime_error("`" + command_line(sbatch) + "` failed (exit " + std::to_string(submitted.exit_code) +
-                             "): " + submitted.err + submitted.out + "; nothing was submitted");
+                             "): " + said + "; nothing was submitted (is SLURM_CONF set, or is this a login node?)");
   }
   result.job_id = job_id;
   result.script_path = result.run_dir / "slurm" / ("job-" + job_id + ".sh");

@@ -98,10 +98,10 @@ TEST_P(PlanTest, PlanDetailsCountTheEnumeratedUnits) {
   EXPECT_EQ(details.at(nlohmann::json::json_pointer(total_key)).get<std::size_t>(), units.size());
 }
 
-TEST_P(PlanTest, RunnerIsNotBuiltYetAndSaysSo) {
+TEST_P(PlanTest, UnbuiltRunnerSaysSo) {
   auto experiment = c().make();
   EXPECT_EQ(experiment->id(), c().id);
-  EXPECT_FALSE(experiment->has_runner());
+  if (experiment->has_runner()) GTEST_SKIP() << c().id << " has its runner; its own tests cover run_unit";
   const auto protocol = load(c());
   const auto parameters = protocol.parameters_for("smoke");
   const auto units = experiment->enumerate(protocol, parameters);
@@ -183,11 +183,15 @@ TEST_P(PlanTest, SummaryCountsTerminalRecordsByArm) {
   }
   report::Page page;
   experiment->summarise(protocol, records, page);
+  // The record-count table (its id starts with terminal-records) stays when a runner adds result tables.
   const report::Table* table = nullptr;
   for (const auto& block : page.blocks) {
-    if (block.kind == report::Block::Kind::Table) table = &block.table;
+    if (block.kind == report::Block::Kind::Table && block.table.id.rfind("terminal-records", 0) == 0) {
+      table = &block.table;
+      break;
+    }
   }
-  ASSERT_NE(table, nullptr);
+  ASSERT_NE(table, nullptr) << "no terminal-records table on the " << c().id << " page";
   std::int64_t planned = 0, result = 0, invalid = 0, failure = 0, open = 0;
   auto number = [](const report::Cell& cell) { return std::get<std::int64_t>(cell.value); };
   for (const auto& row : table->rows) {

@@ -102,10 +102,10 @@ TEST_F(ContextProbe, CostBoundsMatchHandComputation) {
   EXPECT_EQ(d["calls"]["most_requests_with_transport_retries"], 5400);
   EXPECT_DOUBLE_EQ(d["token_bounds"]["prompt_tokens_priming_and_cold"].get<double>(), 460062720.0);
   EXPECT_DOUBLE_EQ(d["token_bounds"]["prompt_tokens_warm_scored"].get<double>(), 230031360.0);
-  EXPECT_NEAR(d["cost_usd"]["completion_at_cap"].get<double>(), 442.368, 1e-6);
+  EXPECT_DOUBLE_EQ(d["cost_usd"]["completion_at_cap"].get<double>(), 442.37);  // shown to the cent
   // With warm hits: 1,380.18816 + 69.009408 + 442.368; with no hits: 690,094,080 x $3/M + 442.368.
-  EXPECT_NEAR(d["cost_usd"]["total_if_warm_cells_fully_cached"].get<double>(), 1891.565568, 1e-6);
-  EXPECT_NEAR(d["cost_usd"]["total_upper_bound"].get<double>(), 2512.65024, 1e-6);
+  EXPECT_DOUBLE_EQ(d["cost_usd"]["total_if_warm_cells_fully_cached"].get<double>(), 1891.57);  // 1,891.565568
+  EXPECT_DOUBLE_EQ(d["cost_usd"]["total_upper_bound"].get<double>(), 2512.65);                 // 2,512.65024
   EXPECT_EQ(d["window"]["stop_when_invalid_cells_exceed"], 60);
 }
 

@@ -119,8 +119,8 @@ TEST_F(TorchOpsGpu, KdaAutogradMatchesLibTorchPath) {
         // Relative to the size of the summed terms (see gate_param_scales).
         const torch::Tensor dx = cpu.g.grad();  // (B, T, H, K)
         const torch::Tensor shifted = cpu.g.detach() + cpu.dt_bias.detach().view({1, 1, c.H, c.D});
-        const std::vector<double> a_scale = values_of((dx * shifted).pow(2).sum({0, 1, 3}).sqrt());
-        const std::vector<double> b_scale = values_of(dx.pow(2).sum({0, 1}).sqrt());
+        const std::vector<double> a_scale = values_of((dx * shifted).pow(2).sum(std::vector<std::int64_t>{0, 1, 3}).sqrt());
+        const std::vector<double> b_scale = values_of(dx.pow(2).sum(std::vector<std::int64_t>{0, 1}).sqrt());
         K3LAB_EXPECT_CLOSE_TO_SCALE("da_log", values_of(cpu.a_log.grad()), values_of(gpu.a_log.grad()),
                                     a_scale, 0.008);
         K3LAB_EXPECT_CLOSE_TO_SCALE("ddt_bias", values_of(cpu.dt_bias.grad()),

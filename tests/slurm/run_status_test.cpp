@@ -75,6 +75,8 @@ TEST(RunStatus, PerUnitTasksGiveEachUnitItsPhase) {
   EXPECT_EQ(status.count(UnitPhase::Pending), 2u);
   EXPECT_EQ(status.tasks.size(), 6u);
   EXPECT_EQ(status.tasks[3].log, "/runs/r/slurm/10_3.out");
+  EXPECT_EQ(status.tasks[3].unfinished, 1u);
+  EXPECT_EQ(status.tasks[0].unfinished, 0u);
 
   const auto owed = exec::slurm_failure_records(records, jobs, s);
   ASSERT_EQ(owed.size(), 1u);

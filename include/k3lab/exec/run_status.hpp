@@ -40,7 +40,8 @@ struct TaskStatus {
   std::string exit_code;
   std::string node;
   std::string log;
-  std::size_t units = 0;
+  std::size_t units = 0;       // units it was given
+  std::size_t unfinished = 0;  // of those, units without a terminal record now
 };
 
 struct RunStatus {

@@ -2,10 +2,14 @@
 // The few CUDA runtime facts host code needs without including CUDA headers.
 #include <string>
 
+// Declared at global scope exactly as the CUDA headers do, so that Stream is cudaStream_t whether
+// or not they were included first.
+struct CUstream_st;
+
 namespace k3lab::kernels {
 
 // Same type as cudaStream_t; nullptr is the legacy default stream.
-using Stream = struct CUstream_st*;
+using Stream = ::CUstream_st*;
 
 // True when this build has the CUDA kernels (nvcc was found at configure time).
 bool built_with_cuda();

@@ -10,6 +10,9 @@ namespace {
 
 double usd(double tokens, double usd_per_million) { return tokens * usd_per_million / 1e6; }
 
+// Estimates are shown to the cent; the token bounds beside them stay exact.
+double cents(double dollars) { return std::round(dollars * 100.0) / 100.0; }
+
 nlohmann::json counts_json(const std::map<std::string, std::size_t>& counts) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, n] : counts) out[key] = n;
@@ -69,11 +72,11 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   d["token_bounds"] = {{"prompt_tokens_priming_and_cold", miss_tokens},
                        {"prompt_tokens_warm_scored", hit_tokens},
                        {"completion_tokens_at_cap", completion_tokens}};
-  d["cost_usd"] = {{"prompt_if_warm_cells_fully_cached", prompt_cached},
-                   {"prompt_if_no_cache_hits", prompt_uncached},
-                   {"completion_at_cap", completion},
-                   {"total_if_warm_cells_fully_cached", prompt_cached + completion},
-                   {"total_upper_bound", prompt_uncached + completion}};
+  d["cost_usd"] = {{"prompt_if_warm_cells_fully_cached", cents(prompt_cached)},
+                   {"prompt_if_no_cache_hits", cents(prompt_uncached)},
+                   {"completion_at_cap", cents(completion)},
+                   {"total_if_warm_cells_fully_cached", cents(prompt_cached + completion)},
+                   {"total_upper_bound", cents(prompt_uncached + completion)}};
   d["price_table"] = {{"model", price.model},
                       {"as_of", price.as_of},
                       {"source", price.source},
@@ -84,7 +87,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
       "every prompt is at its budget's ceiling (budget - max_completion_tokens); real prompts are slightly shorter",
       "every completion uses its full max_completion_tokens (reasoning included); real use is lower",
       "transport retries are not priced (up to " + std::to_string(p.transport_retries) + " per call)",
-      "prices are the protocol's table as of " + price.as_of + "; recheck before a paid window"};
+      "prices are the protocol's table (as of " + price.as_of + "); recheck them before a paid window"};
   return d;
 }
 

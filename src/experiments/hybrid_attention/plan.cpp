@@ -1,5 +1,6 @@
 #include "hybrid_attention/plan.hpp"
 
+#include <cmath>
 #include <map>
 
 namespace k3lab::experiments::hybrid_attention {
@@ -31,8 +32,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                   {"safety_timeout_hours", p.safety_timeout_hours}};
   d["parameters"] = {{"target", p.target_parameters},
                      {"tolerance", p.parameter_tolerance},
-                     {"allowed_range", {static_cast<double>(p.target_parameters) * (1 - p.parameter_tolerance),
-                                        static_cast<double>(p.target_parameters) * (1 + p.parameter_tolerance)}}};
+                     {"allowed_range",
+                      {std::llround(static_cast<double>(p.target_parameters) * (1 - p.parameter_tolerance)),
+                       std::llround(static_cast<double>(p.target_parameters) * (1 + p.parameter_tolerance))}}};
   d["training_tokens_total"] = tokens;
   d["estimate"] = {{"flops_per_run", flops_per_run},
                    {"gpu_hours_per_run", gpu_hours_per_run},
