@@ -18,7 +18,7 @@
 #include "k3lab/api/chat_stream_decoder.hpp"
 #include "k3lab/api/error_class.hpp"
 #include "k3lab/api/redact.hpp"
-#include "k3lab/api/sha256.hpp"
+#include "k3lab/core/sha256.hpp"
 #include "k3lab/api/token_bucket.hpp"
 #include "k3lab/api/token_estimate.hpp"
 
@@ -525,7 +525,7 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
     rec.finish_reason = r.finish_reason;
     rec.tool_call_count = r.tool_calls.size();
     rec.reasoning_present = r.has_reasoning;
-    if (r.has_reasoning) rec.reasoning_sha256 = sha256_hex(r.reasoning_content);
+    if (r.has_reasoning) rec.reasoning_sha256 = core::sha256_hex(r.reasoning_content);
     if (r.usage) {
       rec.usage_reported = true;
       rec.prompt_tokens = r.usage->prompt_tokens;

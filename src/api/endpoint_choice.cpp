@@ -1,4 +1,4 @@
-#include "context_probe/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/endpoint.hpp"
 
-namespace k3lab::experiments::context_probe {
+namespace k3lab::api {
 namespace {
 
 std::string env_value(const char* name) {
@@ -21,7 +21,7 @@ std::string EndpointChoice::record_name() const { return embedded() ? std::strin
 std::string EndpointChoice::description() const {
   switch (kind) {
     case Kind::EmbeddedMock:
-      return "the simulated endpoint (k3lab's embedded mock server with its deterministic reader)";
+      return "the simulated endpoint (k3lab's embedded mock server)";
     case Kind::KimiDefault:
       return "the Kimi API (" + base_url + ")";
     case Kind::BaseUrl:
@@ -30,13 +30,14 @@ std::string EndpointChoice::description() const {
   return "the endpoint " + base_url + " (from " + source + ")";
 }
 
-EndpointChoice choose_endpoint(const nlohmann::json& options) {
+EndpointChoice choose_endpoint(const nlohmann::json& options, std::string_view experiment_id) {
+  const std::string who(experiment_id);
   EndpointChoice choice;
-  choice.api_key_present = !env_value(std::string(api::kApiKeyEnv).c_str()).empty();
+  choice.api_key_present = !env_value(std::string(kApiKeyEnv).c_str()).empty();
   std::string url;
   if (options.is_object() && options.contains("base_url")) {
     if (!options["base_url"].is_string() || options["base_url"].get<std::string>().empty()) {
-      throw std::invalid_argument("context-probe: option base_url must be a non-empty URL string such as "
+      throw std::invalid_argument(who + ": option base_url must be a non-empty URL string such as "
                                   "http://127.0.0.1:8089/v1 (from --base-url)");
     }
     url = options["base_url"].get<std::string>();
@@ -45,8 +46,8 @@ EndpointChoice choose_endpoint(const nlohmann::json& options) {
     url = from_env;
     choice.source = std::string("$") + kBaseUrlEnv;
   } else if (choice.api_key_present) {
-    url = std::string(api::kDefaultBaseUrl);
-    choice.source = std::string("$") + std::string(api::kApiKeyEnv) + " is set";
+    url = std::string(kDefaultBaseUrl);
+    choice.source = std::string("$") + std::string(kApiKeyEnv) + " is set";
     choice.kind = EndpointChoice::Kind::KimiDefault;
   } else {
     choice.kind = EndpointChoice::Kind::EmbeddedMock;
@@ -54,16 +55,16 @@ EndpointChoice choose_endpoint(const nlohmann::json& options) {
     return choice;
   }
   if (choice.kind != EndpointChoice::Kind::KimiDefault) choice.kind = EndpointChoice::Kind::BaseUrl;
-  api::Endpoint endpoint;
+  Endpoint endpoint;
   try {
-    endpoint = api::parse_endpoint(url);
+    endpoint = parse_endpoint(url);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("context-probe: the base URL from " + choice.source + " is not usable: " + e.what());
+    throw std::invalid_argument(who + ": the base URL from " + choice.source + " is not usable: " + e.what());
   }
   choice.base_url = endpoint.base_url;
   choice.loopback = endpoint.loopback;
   if (!choice.loopback && !choice.api_key_present) {
-    throw std::invalid_argument("context-probe: " + std::string(api::kApiKeyEnv) + " is not set, so " + endpoint.host +
+    throw std::invalid_argument(who + ": " + std::string(kApiKeyEnv) + " is not set, so " + endpoint.host +
                                 " cannot be called; export the key, or drop --base-url and $" + kBaseUrlEnv +
                                 " to run against the embedded mock server");
   }
@@ -83,4 +84,4 @@ std::vector<std::string> endpoint_labels(const EndpointChoice& choice) {
   return {};
 }
 
-}  // namespace k3lab::experiments::context_probe
+}  // namespace k3lab::api

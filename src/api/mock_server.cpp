@@ -387,7 +387,7 @@ struct MockServer::Impl {
                      std::to_string(options.context_window_tokens));
       return done(400);
     }
-    if (const auto violation = check_replay_protocol(body["messages"], thinking)) {
+    if (const auto violation = check_replay_protocol(body["messages"], thinking, options.strict_tool_messages)) {
       send_error(res, 400, "invalid_request_error", violation->message);
       return done(400);
     }

@@ -31,7 +31,8 @@ bool thinking_enabled(const nlohmann::json& request, bool default_on) {
   return default_on;
 }
 
-std::optional<ProtocolViolation> check_replay_protocol(const nlohmann::json& messages, bool thinking) {
+std::optional<ProtocolViolation> check_replay_protocol(const nlohmann::json& messages, bool thinking,
+                                                       bool strict_tool_messages) {
   if (!messages.is_array()) {
     return ProtocolViolation{Kind::malformed, 0, "Invalid request: 'messages' must be an array"};
   }
@@ -66,6 +67,7 @@ std::optional<ProtocolViolation> check_replay_protocol(const nlohmann::json& mes
       const auto id_it = m.find("tool_call_id");
       const std::string id = (id_it != m.end() && id_it->is_string()) ? id_it->get<std::string>() : "";
       if (!in_tool_block || !open_ids.count(id) || answered_ids.count(id)) {
+        if (!strict_tool_messages) continue;
         const std::string why = !in_tool_block ? "there is no preceding message with 'tool_calls'"
                                 : !open_ids.count(id) ? "its tool_call_id '" + id + "' is not among them"
                                                       : "tool_call_id '" + id + "' was already answered";

@@ -1,10 +1,10 @@
-#include "context_probe/test_window.hpp"
+#include "k3lab/api/test_window.hpp"
 
 #include <cstdio>
 #include <ctime>
 #include <stdexcept>
 
-namespace k3lab::experiments::context_probe {
+namespace k3lab::api {
 
 UtcTime TestWindow::end() const {
   return start + std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -48,4 +48,11 @@ std::optional<UtcTime> recorded_window_start(const core::LedgerContents& ledger)
   return earliest;
 }
 
-}  // namespace k3lab::experiments::context_probe
+TestWindow open_test_window(const core::LedgerContents& ledger, double hours, UtcTime now) {
+  TestWindow window;
+  window.hours = hours;
+  window.start = recorded_window_start(ledger).value_or(std::chrono::floor<std::chrono::milliseconds>(now));
+  return window;
+}
+
+}  // namespace k3lab::api

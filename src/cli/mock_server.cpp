@@ -5,7 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "agent_replay/agent_mock_model.hpp"
-#include "context_probe/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/reader_model.hpp"
 #include "k3lab/api/mock_server.hpp"
 #include "k3lab/experiments/runner.hpp"
@@ -34,6 +34,7 @@ void register_mock_server(CLI::App& app, Context& ctx) {
     int port = 8089;
     std::uint64_t reader_seed = 0;
     std::vector<std::string> models = {"kimi-k3"};
+    std::string tool_messages = "strict";
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("--port", opt->port, "TCP port on 127.0.0.1 (0: any free port, printed at start)")
@@ -42,17 +43,23 @@ void register_mock_server(CLI::App& app, Context& ctx) {
   cmd->add_option("--reader-seed", opt->reader_seed, "Seed of the context-probe reader's recall draws")
       ->capture_default_str();
   cmd->add_option("--model", opt->models, "Model ids the server accepts and lists")->capture_default_str();
+  cmd->add_option("--tool-messages", opt->tool_messages,
+                  "A tool message answering no open tool_call_id: strict (HTTP 400) or lenient (ignored); "
+                  "undocumented for Kimi, so an assumption either way")
+      ->check(CLI::IsMember({"strict", "lenient"}))
+      ->capture_default_str();
   cmd->callback([opt, &ctx] {
     validate::ReaderConfig reader;
     reader.seed = opt->reader_seed;
     api::MockServerOptions options;
     options.models = opt->models;
+    options.strict_tool_messages = opt->tool_messages == "strict";
     options.model = dispatch_by_traffic(experiments::context_probe::context_reader_model(reader), agent_traffic_model());
     api::MockServer server(std::move(options));
     experiments::install_stop_handlers();
     const int port = server.start(opt->port);
     std::cout << "k3lab mock-server: serving " << server.base_url() << " ("
-              << experiments::context_probe::kSimulatedLabel << "); Ctrl-C stops it" << std::endl;
+              << api::kSimulatedLabel << "); Ctrl-C stops it" << std::endl;
     while (!experiments::stop_flag().load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     server.stop();
     std::cout << "k3lab mock-server: stopped (port " << port << ")" << std::endl;

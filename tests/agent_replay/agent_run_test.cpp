@@ -252,28 +252,38 @@ TEST(AgentRun, TheHarnessKeysAMutationTheModelLeftUnkeyedSoRetriesStayIdempotent
   ScratchDir dir;
   api::FaultPlan drops;
   drops.script = {api::FaultKind::drop_mid_stream};
-  // A model that never sends idempotency keys.
-  auto strip_keys = [](api::MockModel inner) {
-    return [inner](const json& request) {
-      auto reply = inner(request);
-      for (auto& call : reply.tool_calls) {
-        json args = json::parse(call.arguments);
-        args.erase(std::string(validate::kIdempotencyKeyField));
-        call.arguments = args.dump();
+  // A model that transfers without an idempotency key, then answers once it sees the result.
+  auto keyless = [](api::MockModel) -> api::MockModel {
+    return [](const json& request) {
+      api::MockReply reply;
+      reply.reasoning_content = "Plan: one transfer, then report.";
+      for (const auto& m : request["messages"]) {
+        if (m["role"] == "tool") {
+          reply.content = "Transferred 25.00.\nRESULT: DONE";
+          return reply;
+        }
       }
+      api::ToolCall call;
+      call.id = "functions.transfer_funds:0";
+      call.name = "transfer_funds";
+      call.arguments = R"({"from_account_id":"ACC-101","to_account_id":"ACC-102","amount_cents":2500})";
+      reply.tool_calls.push_back(call);
       return reply;
     };
   };
-  AgentServer server(drops, {}, strip_keys);
-  const UnitRun r = run_unit(parameters(), server, 5, "control", dir);
-  EXPECT_TRUE(r.outcome.data["success"].get<bool>());
+  AgentServer server(drops, {}, keyless);
+  const auto p = parameters();
+  const UnitRun r = run_unit(p, server, 5, "control", dir);
+  EXPECT_TRUE(r.outcome.data["success"].get<bool>()) << r.outcome.data.dump();
+  EXPECT_EQ(metrics(r)["transport_retries"], 2);
   const auto dispatches = ops_of(r, "dispatch");
   ASSERT_EQ(dispatches.size(), 1u);
   EXPECT_EQ(dispatches[0]["key_source"], "harness");
   const json args = json::parse(dispatches[0]["arguments"].get<std::string>());
   EXPECT_EQ(args[std::string(validate::kIdempotencyKeyField)],
-            ar::harness_idempotency_key(unit_for(parameters(), 5, "control").id, dispatches[0]["tool_call_id"]));
+            ar::harness_idempotency_key(unit_for(p, 5, "control").id, "functions.transfer_funds:0"));
   EXPECT_EQ(metrics(r)["duplicate_mutations"], 0);
+  EXPECT_EQ(metrics(r)["mutations_executed"], 1);
 }
 
 TEST(AgentRun, ARecordLeftByALostProcessIsSetAsideAndTheRunStartsOverOnAFreshWorld) {
@@ -316,6 +326,33 @@ TEST(AgentRun, NoFileOfTheRunHoldsRawReasoning) {
   }
   EXPECT_TRUE(files_containing(dir.path(), std::string(ar::reasoning_filler()).substr(1, 40)).empty());
   EXPECT_TRUE(files_containing(dir.path(), "Request: ").empty());
+}
+
+TEST(AgentRun, AnErrorMessageThatQuotesReasoningIsScrubbedBeforeItIsRecorded) {
+  ScratchDir dir;
+  // A careless endpoint that quotes the replayed reasoning back in its 400.
+  auto quoting = [](api::MockModel inner) -> api::MockModel {
+    return [inner](const json& request) {
+      for (const auto& m : request["messages"]) {
+        if (m["role"] == "assistant" && m.contains("reasoning_content")) {
+          api::MockReply reply;
+          reply.error = api::MockError{400, "invalid_request_error",
+                                       "cannot accept: " + m["reasoning_content"].get<std::string>()};
+          return reply;
+        }
+      }
+      return inner(request);
+    };
+  };
+  AgentServer server({}, {}, quoting);
+  const UnitRun r = run_unit(parameters(), server, 1, "control", dir);
+  ASSERT_EQ(r.outcome.data["api_errors"].size(), 1u);
+  const std::string message = r.outcome.data["api_errors"][0]["message"];
+  EXPECT_NE(message.find("quoted reasoning_content"), std::string::npos) << message;
+  const auto texts = server.reasoning.snapshot();
+  ASSERT_FALSE(texts.empty());
+  EXPECT_TRUE(files_containing(dir.path(), texts[0].substr(0, 40)).empty());
+  EXPECT_EQ(r.outcome.data.dump().find(texts[0].substr(0, 40)), std::string::npos);
 }
 
 TEST(AgentRun, AnAuthRefusalIsAFailureThatEndsTheWindow) {

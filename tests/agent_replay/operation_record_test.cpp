@@ -68,7 +68,8 @@ TEST(OperationRecord, AnOmittedResultSettlesItsCallWithoutAMessage) {
   record.append({{"op", "omitted"}, {"tool_call_id", "functions.get_account:1"}});
   EXPECT_FALSE(record.state().next_unsettled_call());
   EXPECT_TRUE(record.state().omitted_any);
-  EXPECT_EQ(record.state().messages.size(), 5u);
+  EXPECT_EQ(record.state().messages.size(), 4u);  // system, user, assistant, one tool message
+  EXPECT_EQ(record.state().settled.at("functions.get_account:1"), "omitted");
 }
 
 TEST(OperationRecord, RawReasoningIsRefusedAtAnyDepth) {

@@ -88,7 +88,7 @@ TEST(RunDigest, TalliesPerArmMatchTheRecords) {
   EXPECT_EQ(content_only->stops.at("api_error"), 5u);
   EXPECT_EQ(content_only->unmatched_tool_calls, 5);
   EXPECT_EQ(content_only->error_classes.at("invalid_request"), 5u);
-  EXPECT_EQ(content_only->error_messages.at("HTTP 400 invalid_request: Invalid request: x"), 5u);
+  EXPECT_EQ(content_only->error_messages.at("invalid_request (HTTP 400: Invalid request: x)"), 5u);
   // Cost per completed task: all six runs' cost over its one success.
   EXPECT_NEAR(*content_only->cost_per_completed_task(), 0.12, 1e-12);
   std::vector<ar::TaskTally> tallies;
@@ -145,8 +145,31 @@ TEST(RunDigest, ThePageNamesTheSimulatedEndpointAndTheBoundary) {
   EXPECT_EQ(text.find("The Kimi K3 API"), std::string::npos);
   EXPECT_NE(text.find("It cannot say"), std::string::npos);
   EXPECT_NE(text.find("API errors observed in this window"), std::string::npos);
-  EXPECT_NE(text.find("content-only: 1 of 6 valid runs succeeded"), std::string::npos) << text;
+  EXPECT_NE(text.find("content-only: the fault took effect in 6 of 6 runs; 1 of 6 valid runs succeeded"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("effort-change: no valid run"), std::string::npos) << text;
+}
+
+TEST(RunDigest, AFaultThatNeverTookEffectSaysNothingInsteadOfNoCost) {
+  const auto protocol = core::load_protocol(protocol_file(), &ar::parameter_schema());
+  json manifest = {{"parameters", protocol_parameters("full")}};
+  manifest["parameters"]["task_count"] = 2;
+  auto all = records();
+  for (int task = 1; task <= 2; ++task) {
+    for (int rep = 1; rep <= 3; ++rep) {
+      json r = record("omitted-tool-result", task, rep, true, 0, 0.01);
+      r["data"]["fault"]["applied"] = false;  // read-only single-call tasks: no turn with two calls
+      all.push_back(r);
+    }
+  }
+  experiments::RunRecords run{manifest, {all, {}, 0}, {}};
+  report::Page page;
+  ar::summarise_run(protocol, run, page);
+  std::string text;
+  for (const auto& b : page.blocks) text += b.markdown;
+  EXPECT_NE(text.find("omitted-tool-result: the fault never took effect in its 6 runs"), std::string::npos) << text;
+  EXPECT_EQ(text.find("omitted-tool-result: the fault took effect"), std::string::npos);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST(AgentReplaySmoke, EveryFaultShowsItsEffectAndOnlyTheNoKeyArmDuplicatesAMuta
   ar::RunHooks hooks;
   hooks.wrap_embedded_model = [log](api::MockModel inner) { return log->wrap(std::move(inner)); };
   const auto started = std::chrono::steady_clock::now();
-  const auto summary = experiments::run_experiment(smoke_request(dir.path() / "runs", hooks, {"task_count=5"}));
+  const auto summary = experiments::run_experiment(smoke_request(dir.path() / "runs", hooks));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << "agent-replay smoke over 5 tasks x 7 arms: " << seconds << " s" << std::endl;
   ASSERT_EQ(summary.exit_code, 0) << summary.message;
@@ -100,7 +100,8 @@ TEST(AgentReplaySmoke, EveryFaultShowsItsEffectAndOnlyTheNoKeyArmDuplicatesAMuta
     EXPECT_EQ(cut["model_turns"].get<int>(), control["model_turns"].get<int>() + 1);
 
     const json& reordered = at.at({"reordered-tools", task})["data"];
-    EXPECT_LT(reordered["calls"][1]["cached_tokens"].get<int>(), control["calls"][1]["cached_tokens"].get<int>()) << task;
+    // Later tasks find the reversed declarations cached by earlier reordered runs, never more.
+    EXPECT_LE(reordered["calls"][1]["cached_tokens"].get<int>(), control["calls"][1]["cached_tokens"].get<int>()) << task;
   }
   EXPECT_EQ(at.at({"reordered-tools", 1})["data"]["calls"][1]["cached_tokens"], 0);  // its first sight of the order
   // The omission needs a turn with two calls (T03, T04); the duplicate needs a mutation (T05).

@@ -8,7 +8,7 @@
 #include "k3lab/api/call_pool.hpp"
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/mock_server.hpp"
-#include "k3lab/api/sha256.hpp"
+#include "k3lab/core/sha256.hpp"
 #include "k3lab/api/token_estimate.hpp"
 #include "mock_test_support.hpp"
 
@@ -48,7 +48,7 @@ TEST(MockClient, NonStreamedEchoWithRecord) {
             static_cast<std::int64_t>(approx_token_count(r.response.reasoning_content) + approx_token_count(r.response.content)));
   // Reasoning is recorded only as presence and hash.
   EXPECT_TRUE(rec.reasoning_present);
-  EXPECT_EQ(rec.reasoning_sha256, sha256_hex(r.response.reasoning_content));
+  EXPECT_EQ(rec.reasoning_sha256, core::sha256_hex(r.response.reasoning_content));
   const std::string dumped = rec.to_json().dump();
   EXPECT_EQ(dumped.find(r.response.reasoning_content), std::string::npos);
   EXPECT_EQ(rec.started_utc.size(), 24u);  // 2026-08-03T12:34:56.789Z

@@ -67,6 +67,16 @@ TEST(ReplayProtocol, UnknownDuplicateAndOrphanToolMessages) {
   EXPECT_EQ(v->message_index, 4u);
 }
 
+TEST(ReplayProtocol, LenientRuleIgnoresStrayToolMessagesButNotUnansweredCalls) {
+  EXPECT_FALSE(check_replay_protocol(json{user("go"), assistant_calls({"a"}), tool("zzz"), tool("a")}, true, false));
+  EXPECT_FALSE(check_replay_protocol(json{user("go"), assistant_calls({"a"}), tool("a"), tool("a")}, true, false));
+  EXPECT_FALSE(check_replay_protocol(json{user("go"), tool("a")}, true, false));
+  // Rule 2 is documented and stays: a stray message never answers an open id.
+  const auto v = check_replay_protocol(json{user("go"), assistant_calls({"a"}), tool("zzz"), user("x")}, true, false);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->kind, Kind::unanswered_tool_call);
+}
+
 TEST(ReplayProtocol, MalformedMessages) {
   EXPECT_EQ(check_replay_protocol(json::object(), true)->kind, Kind::malformed);
   EXPECT_EQ(check_replay_protocol(json{{{"content", "no role"}}}, true)->kind, Kind::malformed);

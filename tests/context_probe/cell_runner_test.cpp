@@ -40,7 +40,7 @@ struct Harness {
     s.parameters = smoke_parameters();
     s.client = client;
     s.counter = cp::make_prompt_token_counter(std::nullopt);
-    s.endpoint.kind = cp::EndpointChoice::Kind::BaseUrl;
+    s.endpoint.kind = api::EndpointChoice::Kind::BaseUrl;
     s.endpoint.base_url = server->base_url();
     s.endpoint.source = "test";
     s.window_id = window_id;
@@ -152,6 +152,28 @@ TEST(CellRunner, RetryAfterIsHonouredOnRateLimits) {
   ASSERT_EQ(sleeps.size(), 1u);
   EXPECT_EQ(sleeps[0], std::chrono::seconds(7));
   EXPECT_DOUBLE_EQ(cold.timing["call"]["waited_ms"].get<double>(), 7000.0);
+}
+
+TEST(CellRunner, ACallFinishingInTheMillisecondTheWindowOpenedIsInside) {
+  Harness h;
+  h.clock->advance(std::chrono::microseconds(500));  // the window opens at .000500; records say .000
+  auto cells = h.runner("w8");
+  const auto cold = cells.run(smoke_unit(kCold));
+  EXPECT_EQ(cold.kind, UnitOutcome::Kind::Result) << cold.reason << ": " << cold.detail;
+}
+
+TEST(CellRunner, ACallFinishingAfterTheWindowClosedIsInvalid) {
+  api::FaultPlan faults;
+  faults.script = {api::FaultKind::rate_limit};
+  faults.retry_after_seconds = 30;  // the Retry-After wait carries the call past the window's end
+  Harness h(faults);
+  auto cells = h.runner("w9");  // the window opens now
+  h.clock->advance(std::chrono::hours(24) - std::chrono::seconds(10));
+  const auto late = cells.run(smoke_unit(kCold));
+  EXPECT_EQ(late.kind, UnitOutcome::Kind::Invalid);
+  EXPECT_EQ(late.reason, "window-expired");
+  EXPECT_TRUE(late.data.contains("call"));  // it was sent, and is kept with its reason
+  EXPECT_EQ(late.timing["call"]["finished_utc"], "2026-01-02T00:00:20.000Z");
 }
 
 TEST(CellRunner, UnitsAfterTheWindowClosedAreRefusedWithoutACall) {

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "context_probe/call_cost.hpp"
-#include "context_probe/test_window.hpp"
 #include "context_probe/window_rule.hpp"
 #include "k3lab/api/clock.hpp"
+#include "k3lab/api/test_window.hpp"
 #include "test_support.hpp"
 
 namespace k3lab::context_probe_test {
@@ -23,13 +23,13 @@ TEST(CallCost, MatchesTheApiNotesFormula) {
 }
 
 TEST(TestWindow, UtcRoundTripAndBounds) {
-  const auto t = cp::parse_utc("2026-08-03T12:34:56.789Z");
+  const auto t = api::parse_utc("2026-08-03T12:34:56.789Z");
   EXPECT_EQ(api::format_utc(t), "2026-08-03T12:34:56.789Z");
-  EXPECT_EQ(api::format_utc(cp::parse_utc("2026-01-01T00:00:00Z")), "2026-01-01T00:00:00.000Z");
-  EXPECT_THROW(cp::parse_utc("yesterday"), std::invalid_argument);
-  EXPECT_THROW(cp::parse_utc("2026-08-03 12:34:56"), std::invalid_argument);
+  EXPECT_EQ(api::format_utc(api::parse_utc("2026-01-01T00:00:00Z")), "2026-01-01T00:00:00.000Z");
+  EXPECT_THROW(api::parse_utc("yesterday"), std::invalid_argument);
+  EXPECT_THROW(api::parse_utc("2026-08-03 12:34:56"), std::invalid_argument);
 
-  cp::TestWindow w{t, 24};
+  api::TestWindow w{t, 24};
   EXPECT_EQ(api::format_utc(w.end()), "2026-08-04T12:34:56.789Z");
   EXPECT_TRUE(w.contains(t));
   EXPECT_TRUE(w.contains(w.end() - std::chrono::milliseconds(1)));
@@ -44,10 +44,20 @@ TEST(TestWindow, RecordedStartIsTheEarliestTerminalRecord) {
       {{"kind", "result"}, {"timing", {{"window_start_utc", "2026-08-03T10:00:00.000Z"}}}},
       {{"kind", "invalid"}, {"timing", {{"window_start_utc", "2026-08-03T09:00:00.000Z"}}}},
       {{"kind", "failure"}, {"timing", nlohmann::json::object()}}};
-  const auto start = cp::recorded_window_start(ledger);
+  const auto start = api::recorded_window_start(ledger);
   ASSERT_TRUE(start.has_value());
   EXPECT_EQ(api::format_utc(*start), "2026-08-03T09:00:00.000Z");
-  EXPECT_FALSE(cp::recorded_window_start(core::LedgerContents{}).has_value());
+  EXPECT_FALSE(api::recorded_window_start(core::LedgerContents{}).has_value());
+}
+
+TEST(TestWindow, ANewWindowOpensOnTheMillisecondAndAResumeKeepsTheRecordedStart) {
+  const auto now = api::parse_utc("2026-08-03T12:00:00.123Z") + std::chrono::microseconds(456);
+  const auto fresh = api::open_test_window(core::LedgerContents{}, 24, now);
+  EXPECT_EQ(fresh.start, api::parse_utc("2026-08-03T12:00:00.123Z"));  // records keep milliseconds
+  EXPECT_EQ(fresh.hours, 24);
+  core::LedgerContents ledger;
+  ledger.records = {{{"kind", "result"}, {"timing", {{"window_start_utc", "2026-08-03T09:00:00.000Z"}}}}};
+  EXPECT_EQ(api::open_test_window(ledger, 24, now).start, api::parse_utc("2026-08-03T09:00:00.000Z"));
 }
 
 nlohmann::json scored(const std::string& kind, const std::string& reason = "") {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -13,7 +14,8 @@
 namespace k3lab::testing {
 
 ProcessResult run_k3lab(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                        const std::map<std::string, std::string>& env, std::chrono::milliseconds kill_after) {
+                        const std::map<std::string, std::string>& env, std::chrono::milliseconds kill_after,
+                        const std::function<bool()>& started) {
   const auto log = std::filesystem::temp_directory_path() / ("k3lab-smoke-" + std::to_string(::getpid()) + ".log");
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
@@ -35,16 +37,18 @@ ProcessResult run_k3lab(const std::vector<std::string>& args, const std::filesys
   ProcessResult result;
   int status = 0;
   if (kill_after.count() > 0) {
-    const auto deadline = std::chrono::steady_clock::now() + kill_after;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    if (!started) deadline = std::chrono::steady_clock::now() + kill_after;
     for (;;) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
       if (done == pid) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (!deadline && started()) deadline = std::chrono::steady_clock::now() + kill_after;
+      if (deadline && std::chrono::steady_clock::now() >= *deadline) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         break;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   } else {
     ::waitpid(pid, &status, 0);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -68,17 +69,30 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   const auto reference = terminal(reference_dir);
   ASSERT_FALSE(reference.empty());
 
+  // Kill points are counted from the first ledger bytes this attempt writes, so the time the binary
+  // takes to start (it loads LibTorch) does not decide whether a kill lands mid-run.
+  const auto ledger_bytes = [&w] {
+    std::uintmax_t bytes = 0;
+    std::error_code ec;
+    if (!std::filesystem::exists(w.path() / "runs-b")) return bytes;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(w.path() / "runs-b", ec)) {
+      if (e.path().filename().string().rfind("ledger", 0) == 0 && e.is_regular_file()) bytes += e.file_size();
+    }
+    return bytes;
+  };
   int kills_mid_run = 0;
-  std::chrono::milliseconds delay(10);
+  std::chrono::milliseconds delay(1);
   for (int attempt = 0; attempt < 60; ++attempt) {
-    auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, w.path(), w.env(), delay);
+    const auto before = ledger_bytes();
+    auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, w.path(), w.env(), delay,
+                       [&] { return ledger_bytes() > before; });
     if (r.signal == SIGKILL) {
       const auto runs = core::list_run_dirs(w.path() / "runs-b", "memory-pool");
       if (!runs.empty()) {
         const auto partial = terminal(runs.back().path).size();
         if (partial > 0 && partial < reference.size()) ++kills_mid_run;
       }
-      delay = delay * 6 / 5 + std::chrono::milliseconds(1);
+      delay = delay * 3 / 2 + std::chrono::milliseconds(1);
       continue;
     }
     ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -1,6 +1,6 @@
 #pragma once
-// Which endpoint a context-probe run calls, decided once per run from the command line and the
-// environment, in this order:
+// Which endpoint a direct-API experiment run (context-probe, agent-replay) calls, decided once per
+// run from the command line and the environment, in this order:
 //   1. options.base_url (`k3lab run --base-url URL`)
 //   2. $K3LAB_BASE_URL
 //   3. the Kimi API (https://api.moonshot.ai/v1) when $MOONSHOT_API_KEY is set
@@ -8,11 +8,12 @@
 // A run against the embedded mock is labelled on every record and page as simulated: it is not
 // evidence about Kimi K3. The key itself is never read here, only whether it is set.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace k3lab::experiments::context_probe {
+namespace k3lab::api {
 
 inline constexpr const char* kBaseUrlEnv = "K3LAB_BASE_URL";
 inline constexpr const char* kSimulatedLabel = "simulated endpoint: not evidence about Kimi K3";
@@ -32,12 +33,12 @@ struct EndpointChoice {
   std::string description() const;
 };
 
-// Throws std::invalid_argument with the fix when options.base_url is not a string, a URL is not
-// acceptable to the client (see api::parse_endpoint), or a non-loopback endpoint is chosen while
-// $MOONSHOT_API_KEY is unset.
-EndpointChoice choose_endpoint(const nlohmann::json& options);
+// Throws std::invalid_argument with the fix, prefixed with the experiment id, when options.base_url
+// is not a string, a URL is not acceptable to the client (see parse_endpoint), or a non-loopback
+// endpoint is chosen while $MOONSHOT_API_KEY is unset.
+EndpointChoice choose_endpoint(const nlohmann::json& options, std::string_view experiment_id);
 
 // The labels every record and page of the run carries.
 std::vector<std::string> endpoint_labels(const EndpointChoice& choice);
 
-}  // namespace k3lab::experiments::context_probe
+}  // namespace k3lab::api

@@ -78,6 +78,9 @@ struct MockServerOptions {
   FaultPlan faults;
   std::optional<std::string> required_api_key;
   bool thinking_default = true;  // thinking on unless the request says thinking.type = disabled
+  // ASSUMPTION (protocol_check.hpp rule 3, not confirmed on Kimi): a tool message that answers no
+  // open tool_call_id, or one already answered, gets a 400; false ignores it.
+  bool strict_tool_messages = true;
   std::uint64_t context_window_tokens = 1'048'576;
   std::uint64_t default_max_completion_tokens = 1024;
   std::size_t cache_block_bytes = 1024;  // 256 approx tokens

@@ -9,7 +9,8 @@
 //     index N"). Absent, null or empty all count as missing.
 //  2. every tool_call_id of an assistant message is answered by a tool message before the next
 //     non-tool message (or the end of the history).
-// Seen on OpenAI-compatible providers, not confirmed on Kimi; the mock applies it strictly:
+// Seen on OpenAI-compatible providers, not confirmed on Kimi; applied only when
+// strict_tool_messages (the mock's default, configurable because it is an assumption):
 //  3. a tool message must answer an id of the immediately preceding assistant tool_calls, and each
 //     id at most once.
 #include <cstddef>
@@ -27,8 +28,10 @@ struct ProtocolViolation {
   std::string message;        // the API-style error message
 };
 
-// nullopt when the messages follow the contract.
-std::optional<ProtocolViolation> check_replay_protocol(const nlohmann::json& messages, bool thinking_enabled);
+// nullopt when the messages follow the contract. Rule 1 applies when thinking_enabled, rule 3 when
+// strict_tool_messages (otherwise a stray tool message is ignored).
+std::optional<ProtocolViolation> check_replay_protocol(const nlohmann::json& messages, bool thinking_enabled,
+                                                       bool strict_tool_messages = true);
 
 // Whether a request runs with thinking: `thinking.type` "enabled"/"disabled" decides when present
 // (K2.x); otherwise `default_on` (K3 always reasons).

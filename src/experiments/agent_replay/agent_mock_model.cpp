@@ -101,7 +101,8 @@ nlohmann::json agent_mock_assumptions(const AgentMockOptions& o) {
       item("tool_call_id without a tool message", "HTTP 400 invalid_request_error with the observed wording",
            "yes (observed wording, api.md 1.8)"),
       item("tool message without a preceding tool call, or answering an id twice",
-           "HTTP 400 invalid_request_error (the mock applies it strictly)",
+           o.strict_tool_messages ? "HTTP 400 invalid_request_error (the mock applies it strictly)"
+                                  : "ignored (the mock is set to lenient)",
            "no: seen on other OpenAI-compatible providers, not confirmed on Kimi"),
       item("a turn cut by max_completion_tokens",
            "reasoning is cut first, then content; the tool calls of a cut turn are dropped; finish_reason length",

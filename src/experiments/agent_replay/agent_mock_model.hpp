@@ -28,6 +28,9 @@ struct AgentMockOptions {
   // ASSUMPTION (observed by a third party, api.md 1.2): an unknown or missing reasoning_effort is
   // silently served at the default effort, "max".
   std::string default_effort = "max";
+  // ASSUMPTION (not confirmed on Kimi): the endpoint rejects a tool message without an open
+  // tool_call_id (MockServerOptions::strict_tool_messages).
+  bool strict_tool_messages = true;
 };
 
 // Throws std::invalid_argument when a length is negative or the default effort is not low|high|max.

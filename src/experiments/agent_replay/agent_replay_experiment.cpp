@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent_replay/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/plan.hpp"
 #include "agent_replay/summary.hpp"
@@ -41,7 +41,7 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
   AgentRunSetup setup;
   setup.parameters = parse_parameters(env.parameters);
   setup.clock = hooks_.clock;
-  const EndpointChoice endpoint = choose_endpoint(env.options);
+  const api::EndpointChoice endpoint = api::choose_endpoint(env.options, "agent-replay");
   setup.endpoint_name = endpoint.record_name();
 
   api::ClientConfig config;
@@ -53,22 +53,23 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
     options.model = agent_mock_model(hooks_.embedded_model);
     if (hooks_.wrap_embedded_model) options.model = hooks_.wrap_embedded_model(options.model);
     options.faults = hooks_.embedded_faults;
+    options.strict_tool_messages = hooks_.embedded_model.strict_tool_messages;
     embedded_ = std::make_unique<api::MockServer>(std::move(options));
     embedded_->start(0);
     config.base_url = embedded_->base_url();
     spdlog::info("agent-replay: no API key and no base URL; embedded mock server at {} ({})", config.base_url,
-                 kSimulatedLabel);
+                 api::kSimulatedLabel);
     // Once per process: what the simulated endpoint assumes where the documentation is silent.
     env.note(first_unit.id, {{"kind", "note"},
                              {"note", "simulated-endpoint-assumptions"},
-                             {"label", kSimulatedLabel},
+                             {"label", api::kSimulatedLabel},
                              {"assumptions", agent_mock_assumptions(hooks_.embedded_model)}});
   } else {
     config.base_url = endpoint.base_url;
   }
   setup.client = std::make_shared<const api::ChatClient>(config, hooks_.clock);
-  setup.window.hours = setup.parameters.test_window_hours;
-  setup.window.start = recorded_window_start(core::read_ledger(env.run_dir)).value_or(hooks_.clock->utc_now());
+  setup.window =
+      api::open_test_window(core::read_ledger(env.run_dir), setup.parameters.test_window_hours, hooks_.clock->utc_now());
   runner_ = std::make_unique<AgentRunner>(std::move(setup));
   return *runner_;
 }
@@ -83,7 +84,7 @@ WindowVerdict AgentReplayExperiment::check_window(const core::Protocol&, const n
 }
 
 std::vector<std::string> AgentReplayExperiment::run_labels(const nlohmann::json& options) const {
-  return endpoint_labels(choose_endpoint(options));
+  return api::endpoint_labels(api::choose_endpoint(options, "agent-replay"));
 }
 
 void AgentReplayExperiment::summarise(const core::Protocol& protocol, const RunRecords& records,

@@ -28,8 +28,9 @@ std::string scrub(std::string text, const ReasoningVault& vault) {
   for (const auto& [sha, reasoning] : vault.all()) {
     if (reasoning.size() < kScrubNeedleBytes) {
       if (reasoning.empty()) continue;
-      for (auto at = text.find(reasoning); at != std::string::npos; at = text.find(reasoning)) {
-        text.replace(at, reasoning.size(), "[reasoning removed]");
+      const std::string mark = "[reasoning removed]";
+      for (auto at = text.find(reasoning); at != std::string::npos; at = text.find(reasoning, at + mark.size())) {
+        text.replace(at, reasoning.size(), mark);
       }
       continue;
     }

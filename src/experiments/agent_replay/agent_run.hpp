@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent_replay/parameters.hpp"
-#include "agent_replay/test_window.hpp"
+#include "k3lab/api/test_window.hpp"
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/clock.hpp"
 #include "k3lab/experiments/experiment.hpp"
@@ -41,7 +41,7 @@ struct AgentRunSetup {
   std::shared_ptr<const api::ChatClient> client;
   std::shared_ptr<api::Clock> clock;
   std::string endpoint_name;  // what records show: a base URL or "embedded-mock"
-  TestWindow window;
+  api::TestWindow window;
 };
 
 // The record's file name for a unit id ("task=3/arm=control/rep=1" -> "task-3_arm-control_rep-1.jsonl").

@@ -3,6 +3,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "k3lab/validate/agent_tasks.hpp"
+
 namespace k3lab::experiments::agent_replay {
 namespace {
 
@@ -75,7 +77,8 @@ core::Schema make_schema() {
   s.string("reasoning_effort", "reasoning effort of every call (changed only in arm effort-change)").one_of(kEfforts);
   s.integer("max_completion_tokens", "output limit of every call").at_least(1).at_most(131072);
   s.integer("task_count", "frozen agent tasks (deterministic local tools, hidden validators), in a fixed order")
-      .at_least(1);
+      .at_least(1)
+      .at_most(validate::kAgentTaskCount);
   s.integer("repetitions", "repetitions of every task in every arm").at_least(1);
   s.integer("max_model_turns", "a run stops after this many model turns or one validated terminal answer")
       .at_least(1);

@@ -30,8 +30,11 @@ void add_calls(ArmDigest& a, RunDigest& d, const json& data, const json& timing)
   a.cost_usd += metrics.value("cost_usd", 0.0) + metrics.value("abandoned_attempt_cost_usd", 0.0);
   std::set<std::string> messages;
   for (const auto& e : data.value("api_errors", json::array())) {
-    messages.insert("HTTP " + std::to_string(e.value("http_status", 0)) + " " + e.value("error_class", "") + ": " +
-                    e.value("message", ""));
+    // The client's message already starts with "HTTP <status>: " when the endpoint answered.
+    const std::string message = e.value("message", "");
+    const std::string status = "HTTP " + std::to_string(e.value("http_status", 0));
+    messages.insert(e.value("error_class", "") + " (" + (message.rfind(status, 0) == 0 ? message : status + ": " + message) +
+                    ")");
   }
   for (const auto& m : messages) ++a.error_messages[m];
   for (const auto& c : data.value("calls", json::array())) {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "agent_replay/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/run_digest.hpp"
 #include "agent_replay/units.hpp"
@@ -153,8 +153,11 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
                   report::format_significant(p.cache_miss_usd_per_million, 4) + ", output " +
                   report::format_significant(p.output_usd_per_million, 4) +
                   "). Cost counts every call, failed and abandoned attempts included; a completed task is a "
-                  "validated success. Turn 1 of a task sends the same prompt in every arm, so arms after the first "
-                  "one to reach a task find it cached: compare arms on the ratio after turn 1.";
+                  "validated success. Runs share the endpoint's prompt cache, and the arms of a task run one after "
+                  "another: turn 1 is the same request in every arm, and later turns repeat an earlier arm's request "
+                  "until a fault changes it, so later arms find more of their prompt cached. Read the ratios as "
+                  "what this window's cache did, not as a clean per-arm effect; a fault's own cache effect is the "
+                  "drop at the turn where it acts (turn-level numbers are in each run's ledger record).";
   page.add_table(std::move(table));
   if (!all.y.empty()) {
     chart.series = {all, later};
@@ -168,7 +171,7 @@ void add_errors(const RunDigest& d, report::Page& page) {
   report::Table table;
   table.id = "api-errors-observed";
   table.title = "API errors observed in this window";
-  table.columns = {"arm", "error (HTTP status, class, message)", "runs"};
+  table.columns = {"arm", "error class (HTTP status: message)", "runs"};
   for (const auto& a : d.arms) {
     for (const auto& [message, n] : a.error_messages) table.rows.push_back({a.arm, message, n});
   }
@@ -282,13 +285,25 @@ void add_boundary(const Parameters& p, const RunDigest& d, report::Page& page) {
       text += "no valid run paired with the control; nothing can be said.\n";
       continue;
     }
-    text += std::to_string(a->successes) + " of " + std::to_string(a->results) + " valid runs succeeded";
+    const std::size_t ran = a->results + a->invalid + a->failures;
+    if (a->fault_applied == 0) {
+      text += "the fault never took effect in its " + std::to_string(ran) +
+              " runs (no turn where it could act on these tasks), so nothing can be said about it.\n";
+      continue;
+    }
+    text += "the fault took effect in " + std::to_string(a->fault_applied) + " of " + std::to_string(ran) +
+            " runs; " + std::to_string(a->successes) + " of " + std::to_string(a->results) + " valid runs succeeded";
     if (c.success_difference) {
       text += " (paired success difference " + report::format_fixed(*c.success_difference, 3) + ", " +
               confidence_text(p) + " interval " + report::format_fixed(*c.success_low, 3) + " to " +
               report::format_fixed(*c.success_high, 3) + ")";
     }
-    text += "; " + std::to_string(a->duplicate_mutations) + " duplicate mutations";
+    text += "; " + std::to_string(a->duplicate_mutations) + " duplicate mutations (control " +
+            std::to_string(control->duplicate_mutations) + ")";
+    if (a->cached_ratio_after_turn_1() && control->cached_ratio_after_turn_1()) {
+      text += "; cached-token ratio after turn 1 " + report::format_fixed(*a->cached_ratio_after_turn_1(), 3) +
+              " (control " + report::format_fixed(*control->cached_ratio_after_turn_1(), 3) + ")";
+    }
     if (a->error_messages.empty()) {
       text += "; no API error";
     } else {

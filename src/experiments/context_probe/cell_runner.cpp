@@ -46,7 +46,7 @@ std::string attempts_phrase(const api::CallRecord& r) {
 
 }  // namespace
 
-SplitCallRecord split_call_record(const api::CallRecord& record, const EndpointChoice& endpoint) {
+SplitCallRecord split_call_record(const api::CallRecord& record, const api::EndpointChoice& endpoint) {
   SplitCallRecord split;
   split.data = record.to_json();
   split.timing = nlohmann::json::object();
@@ -204,7 +204,9 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
                                             data),
                        timing);
   }
-  if (!r.finished_utc.empty() && !setup_.window.contains(parse_utc(r.finished_utc))) {
+  // Only the end matters here: the call started inside the window (checked above), and its
+  // millisecond timestamp may read earlier than a window start taken within the same millisecond.
+  if (!r.finished_utc.empty() && api::parse_utc(r.finished_utc) >= setup_.window.end()) {
     return with_timing(UnitOutcome::invalid("window-expired", window_text + "; this call finished after it", data),
                        timing);
   }

@@ -30,10 +30,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "context_probe/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/prompt_tokens.hpp"
-#include "context_probe/test_window.hpp"
+#include "k3lab/api/test_window.hpp"
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/clock.hpp"
 #include "k3lab/experiments/experiment.hpp"
@@ -44,11 +44,11 @@ struct CellRunnerSetup {
   Parameters parameters;
   std::shared_ptr<const api::ChatClient> client;
   PromptTokenCounter counter;
-  EndpointChoice endpoint;
+  api::EndpointChoice endpoint;
   // Salts every prefix id (cell_prompt.hpp). Empty for the embedded mock, whose cache is born empty
   // with the run, which keeps its ledgers reproducible.
   std::string window_id;
-  TestWindow window;
+  api::TestWindow window;
   std::shared_ptr<api::Clock> clock;  // decides whether a unit is inside the window
 };
 
@@ -57,7 +57,7 @@ struct SplitCallRecord {
   nlohmann::json data;
   nlohmann::json timing;
 };
-SplitCallRecord split_call_record(const api::CallRecord& record, const EndpointChoice& endpoint);
+SplitCallRecord split_call_record(const api::CallRecord& record, const api::EndpointChoice& endpoint);
 
 class CellRunner {
  public:

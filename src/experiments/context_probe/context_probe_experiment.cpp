@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "context_probe/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/plan.hpp"
 #include "context_probe/prompt_tokens.hpp"
@@ -44,7 +44,7 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
   if (cells_) return *cells_;
   CellRunnerSetup setup;
   setup.parameters = parse_parameters(env.parameters);
-  setup.endpoint = choose_endpoint(env.options);
+  setup.endpoint = api::choose_endpoint(env.options, "context-probe");
   setup.counter = make_prompt_token_counter(configured_vocabulary(setup.parameters, env.options));
   setup.clock = hooks_.clock;
 
@@ -60,7 +60,7 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
     embedded_->start(0);
     config.base_url = embedded_->base_url();
     spdlog::info("context-probe: no API key and no base URL; embedded mock server at {} ({})",
-                 config.base_url, kSimulatedLabel);
+                 config.base_url, api::kSimulatedLabel);
   } else {
     config.base_url = setup.endpoint.base_url;
   }
@@ -75,8 +75,7 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
     const std::string kind = r.value("kind", "");
     if (core::is_terminal_kind(kind) && r.contains("unit")) earlier[r["unit"].get<std::string>()] = kind;
   }
-  setup.window.hours = setup.parameters.test_window_hours;
-  setup.window.start = recorded_window_start(ledger).value_or(hooks_.clock->utc_now());
+  setup.window = api::open_test_window(ledger, setup.parameters.test_window_hours, hooks_.clock->utc_now());
   cells_ = std::make_unique<CellRunner>(std::move(setup), std::move(earlier));
   return *cells_;
 }
@@ -89,7 +88,7 @@ WindowVerdict ContextProbeExperiment::check_window(const core::Protocol&, const 
 }
 
 std::vector<std::string> ContextProbeExperiment::run_labels(const nlohmann::json& options) const {
-  return endpoint_labels(choose_endpoint(options));
+  return api::endpoint_labels(api::choose_endpoint(options, "context-probe"));
 }
 
 void ContextProbeExperiment::summarise(const core::Protocol& protocol, const RunRecords& records,

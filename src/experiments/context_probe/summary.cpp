@@ -5,7 +5,7 @@
 #include <set>
 
 #include "context_probe/decision.hpp"
-#include "context_probe/endpoint_choice.hpp"
+#include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/run_digest.hpp"
 #include "context_probe/units.hpp"
@@ -356,8 +356,8 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   const auto decisions = decide(p, d);
 
   const bool simulated = d.simulated_calls > 0 || d.endpoints.count("embedded-mock") > 0;
-  if (simulated && std::find(page.labels.begin(), page.labels.end(), kSimulatedLabel) == page.labels.end()) {
-    page.labels.push_back(kSimulatedLabel);
+  if (simulated && std::find(page.labels.begin(), page.labels.end(), api::kSimulatedLabel) == page.labels.end()) {
+    page.labels.push_back(api::kSimulatedLabel);
   }
   std::string status = d.window_stops.empty()
                            ? (d.units_finished < d.units_planned ? "in progress (" + std::to_string(d.units_finished) +
