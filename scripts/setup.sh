@@ -11,6 +11,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libspdlog-dev libcurl4-openssl-dev libcpp-httplib-dev libpcre2-dev
   libtorch-dev libopenblas0-pthread
+  # c10d's ProcessGroupGloo.hpp includes gloo headers (data-parallel training on CPU, docs/slurm.md).
+  libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # The Slurm smoke test starts a one-node cluster from these (scripts/slurm-local.sh, docs/slurm.md).
   slurm-wlm munge
@@ -39,3 +41,8 @@ if [ ! -f "$build_dir/CMakeCache.txt" ]; then
 fi
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup: built $build_dir/k3lab"
+
+# The byte-level training corpus (dataset jargon-file under ${K3LAB_DATA_DIR:-data}); idempotent. The
+# smoke profiles train on the copy compiled into the binary, so a failure here only warns.
+scripts/build-corpus.sh || echo "setup: warning: scripts/build-corpus.sh failed (see above); the smoke" \
+  "profiles still run, protocols that name dataset jargon-file need it" >&2

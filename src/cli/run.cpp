@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -54,6 +55,7 @@ void register_run(CLI::App& app, Context& ctx) {
     std::string base_url;
     int threads = 0;
     std::string device = "auto";
+    std::string data_dir;
     std::string executor = "local";
     std::vector<std::string> slurm_opts;
     bool dry_run = false;
@@ -81,6 +83,9 @@ void register_run(CLI::App& app, Context& ctx) {
   cmd->add_option("--device", opt->device, "Training device: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--data-dir", opt->data_dir,
+                  "Proxy experiments: root of the token-shard datasets (default $K3LAB_DATA_DIR, else ./data; "
+                  "scripts/build-corpus.sh writes jargon-file there)");
   cmd->add_option("--executor", opt->executor,
                   "local (this process) or slurm (submit one sbatch job array over the pending units; docs/slurm.md)")
       ->check(CLI::IsMember({"local", "slurm"}))
@@ -100,6 +105,7 @@ void register_run(CLI::App& app, Context& ctx) {
     if (!opt->base_url.empty()) options["base_url"] = opt->base_url;
     if (opt->threads > 0) options["threads"] = opt->threads;
     options["device"] = opt->device;
+    if (!opt->data_dir.empty()) options["data_dir"] = std::filesystem::absolute(opt->data_dir).string();
     int worst = 0;
     for (const auto& id : opt->ids) {
       experiments::RunRequest request;

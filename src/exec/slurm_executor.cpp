@@ -215,7 +215,7 @@ std::vector<std::string> task_run_arguments(const experiments::RunRequest& reque
     args.push_back(s);
   }
   static const std::map<std::string, std::string> flags = {
-      {"base_url", "--base-url"}, {"threads", "--threads"}, {"device", "--device"}};
+      {"base_url", "--base-url"}, {"threads", "--threads"}, {"device", "--device"}, {"data_dir", "--data-dir"}};
   for (auto it = request.options.begin(); it != request.options.end(); ++it) {
     const auto flag = flags.find(it.key());
     if (flag == flags.end()) {

@@ -1,8 +1,10 @@
 #include "k3lab/experiments/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <map>
+#include <memory>
 #include <new>
 #include <set>
 
@@ -16,9 +18,15 @@
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/train/device.hpp"
+#include "k3lab/train/distributed.hpp"
 
 namespace k3lab::experiments {
 namespace {
+
+// How long the other ranks of a data-parallel run wait for rank 0's work alone (choosing the run dir,
+// a unit's final measurements and records). A dead rank 0 ends the wait at once (its store is gone).
+constexpr std::chrono::hours kPeerWait{24};
 
 extern "C" void on_stop_signal(int) { stop_flag().store(true); }
 
@@ -54,6 +62,104 @@ void count(const std::vector<nlohmann::json>& terminal, RunSummary& s) {
     else if (kind == "invalid") ++s.invalid;
     else ++s.failures;
   }
+}
+
+// Rank 0's word to the other ranks, sent once: the run dir and the units to train, or that there are
+// none. The destructor sends "none" on every way out before the units (they wait for it).
+class PeerPlan {
+ public:
+  explicit PeerPlan(train::DistributedContext* group) : group_(group) {}
+  ~PeerPlan() {
+    try {
+      send({{"stop", true}});
+    } catch (const std::exception&) {
+    }
+  }
+  void send(const nlohmann::json& plan) {
+    if (!group_ || sent_) return;
+    sent_ = true;
+    group_->share_from_root("plan", plan.dump(), kPeerWait);
+  }
+
+ private:
+  train::DistributedContext* group_;
+  bool sent_ = false;
+};
+
+// Every rank leaves together: rank 0 serves the store, and a peer still reading its last message
+// would take rank 0's exit for a death. Skipped once the group has broken.
+class Farewell {
+ public:
+  explicit Farewell(train::DistributedContext* group) : group_(group) {}
+  ~Farewell() {
+    if (!group_ || group_->failure()) return;
+    try {
+      group_->barrier();
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  train::DistributedContext* group_;
+};
+
+// A rank failure leaves the unit open (a rerun resumes it from its checkpoint) and is noted: by rank 0
+// in the ledger, or by a surviving rank in its own shard when rank 0 is the one gone.
+nlohmann::json rank_failure_note(const std::string& unit, const train::DistributedContext& group, const std::string& detail) {
+  return {{"kind", "note"},       {"unit", unit},       {"note", "rank-failure"}, {"rank", group.rank()},
+          {"world_size", group.world_size()}, {"detail", detail}};
+}
+
+// Ranks other than 0: train the units rank 0 names, one at a time in step with it, and write nothing.
+RunSummary run_as_peer(Experiment& experiment, const core::Protocol& protocol, const nlohmann::json& parameters,
+                       const std::vector<Unit>& units, const RunRequest& request, bool frozen,
+                       train::DistributedContext& group) {
+  RunSummary summary;
+  summary.planned = units.size();
+  const std::string who = "rank " + std::to_string(group.rank()) + " of " + std::to_string(group.world_size());
+  const auto plan = nlohmann::json::parse(group.share_from_root("plan", "", kPeerWait));
+  if (plan.contains("stop")) {
+    summary.message = who + ": rank 0 runs no unit (its output says why)";
+    return summary;
+  }
+  // summary.run_dir stays empty: this rank's summary has no records to count.
+  const std::filesystem::path run_dir = plan.at("run_dir").get<std::string>();
+  RunEnv env{protocol, parameters, request.profile, run_dir, run_dir / "artifacts", frozen,
+             request.options, nullptr, nullptr, &stop_flag()};
+  env.distributed = &group;
+  const auto ids = plan.at("units").get<std::vector<std::string>>();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto unit = std::find_if(units.begin(), units.end(), [&](const Unit& u) { return u.id == ids[i]; });
+    if (unit == units.end()) throw std::runtime_error(who + ": rank 0 names unit " + ids[i] + ", which this rank's plan lacks");
+    try {
+      try {
+        experiment.run_unit(*unit, env);  // rank 0 records the outcome
+        ++summary.ran_now;
+      } catch (const train::RankFailure&) {
+        throw;
+      } catch (const std::exception&) {
+        if (stop_flag().load()) {
+          summary.exit_code = kExitInterrupted;
+          summary.message = who + ": interrupted inside unit " + unit->id;
+          break;
+        }
+      }
+      if (group.share_from_root("unit-" + std::to_string(i), "", kPeerWait) != "continue") break;
+    } catch (const train::RankFailure& e) {
+      if (!group.root_reachable()) {
+        const std::string shard = (request.worker.empty() ? "" : request.worker + "-") + "rank-" + std::to_string(group.rank());
+        core::LedgerWriter(run_dir, shard).append(rank_failure_note(unit->id, group, e.what()));
+      }
+      summary.exit_code = kExitError;
+      summary.message = who + ": " + e.what();
+      break;
+    }
+  }
+  if (summary.message.empty()) {
+    summary.message = who + ": trained " + std::to_string(summary.ran_now) + " units of " + run_dir.string() +
+                      "; rank 0 records them";
+  }
+  return summary;
 }
 
 bool window_stopped(const core::LedgerContents& ledger, std::string* reason) {
@@ -144,6 +250,30 @@ RunSummary run_experiment(const RunRequest& request) {
   const auto units = experiment->enumerate(protocol, parameters);
   const auto labels = experiment->run_labels(request.options);
 
+  // Data parallel (docs/slurm.md): every rank runs this same command. Rank 0 does everything a single
+  // process does; the other ranks train the same units with it and write nothing. Planning for a
+  // scheduler runs no unit, so it is never a rank.
+  train::LaunchEnvironment launch;
+  try {
+    if (!request.plan_only) launch = train::launch_environment_from_process();
+  } catch (const std::invalid_argument& e) {
+    return fail(kExitUsage, e.what());
+  }
+  std::unique_ptr<train::DistributedContext> group;
+  if (launch.world_size > 1) {
+    if (!experiment->supports_data_parallel()) {
+      return fail(kExitUsage, request.experiment_id + " runs as one process, but this one is rank " +
+                                  std::to_string(launch.rank) + " of " + std::to_string(launch.world_size) + " (" +
+                                  launch.launcher + "): data-parallel launches are for the training runners "
+                                  "(`k3lab list`); start it once, e.g. srun --ntasks=1");
+    }
+    group = std::make_unique<train::DistributedContext>(
+        launch, train::resolve_device(request.options.value("device", std::string("auto"))));
+  }
+  const Farewell farewell(group.get());
+  if (group && !group->is_root()) return run_as_peer(*experiment, protocol, parameters, units, request, frozen, *group);
+  PeerPlan peer_plan(group.get());
+
   // Choose the run dir: an explicit one, the latest of this experiment and profile, or a new one.
   std::optional<core::RunDirInfo> run;
   if (request.run_dir) {
@@ -207,6 +337,10 @@ RunSummary run_experiment(const RunRequest& request) {
     manifest["labels"] = labels;
     manifest["options"] = request.options;
     manifest["provenance"] = core::provenance(protocol.path.parent_path(), request.argv);
+    if (group) {
+      manifest["data_parallel"] = {{"world_size", group->world_size()}, {"launcher", launch.launcher},
+                                   {"backend", group->backend()}, {"device", group->device().str()}};
+    }
     run = core::create_run_dir(request.runs_root, request.experiment_id, manifest);
     spdlog::info("{}: new run {}", request.experiment_id, run->path.string());
   } else {
@@ -255,9 +389,18 @@ RunSummary run_experiment(const RunRequest& request) {
     if (!known) return fail(kExitUsage, "--unit " + wanted + " is not a unit of " + protocol.id + " (`k3lab plan " + protocol.id + " --units` lists them)");
   }
 
+  nlohmann::json todo_ids = nlohmann::json::array();
+  for (const Unit* unit : todo) todo_ids.push_back(unit->id);
+  peer_plan.send({{"run_dir", std::filesystem::absolute(run->path).string()}, {"units", todo_ids}});
+
   core::Progress progress(protocol.id, units.size(), done.size());
   RunEnv env{protocol, parameters, request.profile, run->path, run->path / "artifacts", frozen, request.options,
              nullptr, nullptr, &stop_flag()};
+  env.distributed = group.get();
+  // The other ranks wait between units while rank 0 measures and records alone.
+  auto release_peers = [&](std::size_t index, bool more) {
+    if (group) group->share_from_root("unit-" + std::to_string(index), more ? "continue" : "stop", kPeerWait);
+  };
   const std::string worker = request.worker;
   env.note = [&writer, frozen](const std::string& unit, nlohmann::json record) {
     record["unit"] = unit;
@@ -266,7 +409,8 @@ RunSummary run_experiment(const RunRequest& request) {
   };
   env.progress = [&progress](double f) { progress.within_unit(f); };
 
-  for (const Unit* unit : todo) {
+  for (std::size_t index = 0; index < todo.size(); ++index) {
+    const Unit* unit = todo[index];
     if (stop_flag().load()) {
       summary.exit_code = kExitInterrupted;
       summary.message = "interrupted; finished units are kept. Run the same command again to resume";
@@ -275,6 +419,7 @@ RunSummary run_experiment(const RunRequest& request) {
     const int attempt = ++attempts[unit->id];
     nlohmann::json attempt_record = {{"kind", "attempt"}, {"unit", unit->id}, {"attempt", attempt}};
     if (!worker.empty()) attempt_record["worker"] = worker;
+    if (group) attempt_record["world_size"] = group->world_size();
     writer.append(attempt_record);
 
     UnitOutcome outcome;
@@ -283,8 +428,17 @@ RunSummary run_experiment(const RunRequest& request) {
       outcome = experiment->run_unit(*unit, env);
     } catch (const std::bad_alloc&) {
       outcome = UnitOutcome::failure("oom", "out of memory while running the unit");
+    } catch (const train::RankFailure& e) {
+      if (!group) throw;
+      writer.append(rank_failure_note(unit->id, *group, e.what()));
+      release_peers(index, false);
+      summary.exit_code = kExitError;
+      summary.message = "a data-parallel rank failed in unit " + unit->id + " (" + e.what() +
+                        "); it stays open: run the same command again to resume it";
+      break;
     } catch (const std::exception& e) {
       if (stop_flag().load()) {
+        release_peers(index, false);
         summary.exit_code = kExitInterrupted;
         summary.message = "interrupted inside unit " + unit->id + "; it will be run again on resume";
         break;
@@ -307,6 +461,7 @@ RunSummary run_experiment(const RunRequest& request) {
     progress.advance();
 
     const auto verdict = experiment->check_window(protocol, parameters, terminal);
+    release_peers(index, !verdict.stop && !stop_flag().load());
     if (verdict.stop) {
       writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});
       summary.exit_code = kExitWindowStopped;

@@ -51,7 +51,9 @@ TEST(HybridAttentionSmoke, TrainsEveryArmAndSeedToTheBudgetAndReports) {
   EXPECT_TRUE(tables.count("decision"));  // every planned run is a valid result
   EXPECT_TRUE(charts.count("quality-memory-frontier"));
   for (const auto& block : page.blocks) {
-    if (block.kind == report::Block::Kind::Chart) EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
+    if (block.kind == report::Block::Kind::Chart) {
+      EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
+    }
   }
 }
 

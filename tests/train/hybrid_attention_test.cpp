@@ -120,13 +120,32 @@ TEST(RunUnit, KilledUnitResumesToTheSameResult) {
 
   std::atomic<bool> stop{false};
   EXPECT_THROW(run_one(killed.path, &stop, 0.75, &stop), std::runtime_error);  // stops after step 3 of 4
-  EXPECT_TRUE(std::filesystem::exists(killed.path / "artifacts/checkpoints/arm=hybrid-3kda-1mla_seed=" +
-                                      std::to_string(protocol().parameters_for("smoke").at("seeds")[0].get<int>()) +
-                                      "/latest.json"));
+  const auto first_seed = std::to_string(protocol().parameters_for("smoke").at("seeds")[0].get<int>());
+  EXPECT_TRUE(std::filesystem::exists(killed.path / "artifacts/checkpoints" /
+                                      ("arm=hybrid-3kda-1mla_seed=" + first_seed) / "latest.json"));
   stop.store(false);
   const auto resumed = run_one(killed.path, &stop, 2.0, nullptr);
   ASSERT_EQ(resumed.outcome.kind, UnitOutcome::Kind::Result) << resumed.outcome.detail;
   EXPECT_EQ(resumed.outcome.data, uninterrupted.outcome.data);
+}
+
+TEST(RunUnit, MissingDatasetIsAFailureThatStopsTheWindow) {
+  TempDir run_dir("nodata");
+  auto parameters = protocol().parameters_for("smoke");
+  parameters["data"]["dataset"] = "fineweb-edu-sample-10BT";
+  parameters["data"]["tokenizer"] = "gpt2";
+  const auto units = enumerate_units(parse_parameters(parameters));
+  RunEnv env{protocol(), parameters, "smoke", run_dir.path, run_dir.path / "artifacts", false,
+             nlohmann::json{{"device", "cpu"}, {"data_dir", run_dir.path.string()}}, nullptr, nullptr, nullptr};
+  HybridAttentionExperiment experiment;
+  const auto outcome = experiment.run_unit(units.at(0), env);
+  ASSERT_EQ(outcome.kind, UnitOutcome::Kind::Failure);
+  EXPECT_EQ(outcome.reason, kDataUnavailable);
+  EXPECT_NE(outcome.detail.find("fineweb-edu-sample-10BT"), std::string::npos) << outcome.detail;
+  const nlohmann::json record = {{"kind", "failure"}, {"reason", outcome.reason}, {"detail", outcome.detail}};
+  EXPECT_TRUE(experiment.check_window(protocol(), parameters, {record}).stop);
+  const nlohmann::json other = {{"kind", "failure"}, {"reason", "nan-loss"}};
+  EXPECT_FALSE(experiment.check_window(protocol(), parameters, {other}).stop);
 }
 
 }  // namespace

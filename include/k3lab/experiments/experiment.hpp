@@ -18,6 +18,10 @@
 #include "k3lab/core/schema.hpp"
 #include "k3lab/report/page.hpp"
 
+namespace k3lab::train {
+class DistributedContext;
+}
+
 namespace k3lab::experiments {
 
 struct Unit {
@@ -53,6 +57,9 @@ struct RunEnv {
   // Progress inside a long unit (0..1); optional for the module to call.
   std::function<void(double fraction)> progress;
   const std::atomic<bool>* stop_requested = nullptr;
+  // The data-parallel group when the command runs as several ranks (docs/slurm.md); null otherwise.
+  // Only rank 0's outcome is recorded.
+  train::DistributedContext* distributed = nullptr;
 };
 
 // A verdict over the whole window, checked after each unit (e.g. "more than 5% invalid: stop").
@@ -85,6 +92,8 @@ class Experiment {
                                       const std::vector<Unit>& units) const;
   // Whether run_unit is implemented yet (`list` shows it).
   virtual bool has_runner() const = 0;
+  // Whether run_unit trains with RunEnv::distributed, so that the command may run as several ranks.
+  virtual bool supports_data_parallel() const { return false; }
   virtual UnitOutcome run_unit(const Unit& unit, RunEnv& env) = 0;
   // Optional window rule, evaluated after each terminal record with all records so far.
   virtual WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,

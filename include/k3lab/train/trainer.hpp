@@ -12,6 +12,14 @@
 // - NaN/inf loss or gradient, and out-of-memory, end the run as a Failed result with a class; loss
 //   spikes are recorded events; the safety timeout ends it as TimedOut (incomplete, never compared);
 //   a stop request checkpoints and returns Interrupted.
+// - Data parallel (config.distributed, world size W > 1): batch tokens, data order and token budget
+//   stay global. Rank k trains rows [k*R/W, (k+1)*R/W) of each step's R rows; gradients are summed
+//   across ranks and divided by W, so the update is the one-process update of the same global batch
+//   (up to float summation order); the loss is the global mean; the clip uses the global norm. Every
+//   stop condition (NaN, OOM, stop request, safety timeout) is agreed across ranks, so all ranks end
+//   at the same step with the same status. Evaluations run on every rank identically (no rank waits
+//   on another's evaluation past the collective timeout); rank 0 alone writes checkpoints, every rank
+//   resumes from them. A peer that dies or hangs ends the run as Failed, class rank-failure.
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -30,6 +38,8 @@
 #include "k3lab/train/optimizer.hpp"
 
 namespace k3lab::train {
+
+class DistributedContext;
 
 struct LossSpikeRule {
   std::int64_t window = 20;  // steps in the running median
@@ -53,13 +63,20 @@ struct TrainerConfig {
   std::filesystem::path checkpoint_dir;  // empty: no checkpoints, no resume
   std::string device = "cpu";            // auto | cpu | cuda[:N]
   int threads = 0;                       // torch::set_num_threads; 0: leave LibTorch's default
+  // Data-parallel group (not owned); null or world size 1: this process trains alone. Training runs
+  // on the group's device.
+  DistributedContext* distributed = nullptr;
 
   // Throws std::invalid_argument naming the field when the budget arithmetic does not divide exactly.
   void validate() const;
   std::int64_t total_steps() const { return token_budget / batch_tokens; }
   std::int64_t rows_per_step() const { return batch_tokens / sequence_length; }
+  int world_size() const;
+  std::int64_t rows_per_rank() const { return rows_per_step() / world_size(); }
+  // Rows per forward on each rank: micro_batch_rows, or automatic (a divisor of rows_per_rank()).
   std::int64_t resolved_micro_batch_rows() const;
-  // Everything that determines the losses (not device/threads/checkpoint paths); hashed into checkpoints.
+  // Everything that determines the losses (not device/threads/checkpoint paths/world size, which, like
+  // threads, change only the float summation order); hashed into checkpoints.
   nlohmann::json to_json() const;
 };
 
@@ -73,10 +90,11 @@ struct EvalContext {
 
 struct TrainerHooks {
   // Extra evaluation at every checkpoint (long-context probes...); its JSON is stored under "probes".
+  // Data parallel: runs on every rank.
   std::function<nlohmann::json(EvalContext&)> evaluate;
-  // Called with each evaluation record after it is checkpointed (e.g. a ledger note).
+  // Called with each evaluation record after it is checkpointed (e.g. a ledger note). Rank 0 only.
   std::function<void(const nlohmann::json& record)> on_evaluation;
-  std::function<void(double fraction)> progress;
+  std::function<void(double fraction)> progress;  // rank 0 only
   // Test seam: sees each micro-batch loss before backward and may replace it (fault injection).
   std::function<torch::Tensor(std::int64_t step, const torch::Tensor& loss)> transform_loss;
   // Test seam: called after each completed step; returning true simulates a kill (no checkpoint is
@@ -88,19 +106,23 @@ struct TrainerHooks {
 struct TrainResult {
   enum class Status { Completed, Failed, TimedOut, Interrupted };
   Status status = Status::Completed;
-  std::string failure_class;  // Failed: nan-loss | non-finite-gradient | oom
+  std::string failure_class;  // Failed: nan-loss | non-finite-gradient | oom | rank-failure
   std::string detail;
   TrainerState state;         // losses, evaluations, spikes, timings
   std::int64_t parameters = 0;
   std::optional<std::int64_t> resumed_from_step;
   int threads = 0;
   std::string device;
+  int world_size = 1;              // data-parallel ranks
+  int rank = 0;
+  std::string backend = "none";    // c10d backend: none | gloo | nccl
   models::DecoderLM model{nullptr};  // the model at the end (for final probes)
 
   static std::string to_string(Status status);
   // Deterministic summary (no timings): status, tokens, steps, losses, evaluations, spikes.
   nlohmann::json to_json() const;
-  // Wall-clock figures: seconds, tokens/s, peak training memory.
+  // Wall-clock figures: seconds, tokens/s, peak training memory; where it ran (device, threads, world
+  // size, backend). Tokens/s counts every rank's tokens; peak memory is this rank's.
   nlohmann::json timing_json() const;
 };
 

@@ -4,6 +4,8 @@
 
 #include "hybrid_attention/parameters.hpp"
 #include "hybrid_attention/plan.hpp"
+#include "hybrid_attention/results_page.hpp"
+#include "hybrid_attention/run_unit.hpp"
 #include "hybrid_attention/summary.hpp"
 #include "hybrid_attention/units.hpp"
 #include "k3lab/experiments/hybrid_attention.hpp"
@@ -23,12 +25,22 @@ nlohmann::json HybridAttentionExperiment::plan_details(const core::Protocol&, co
   return hybrid_attention::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome HybridAttentionExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("hybrid-attention: runner not built yet");
+UnitOutcome HybridAttentionExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
+
+WindowVerdict HybridAttentionExperiment::check_window(const core::Protocol&, const nlohmann::json&,
+                                                     const std::vector<nlohmann::json>& terminal_records) const {
+  for (const auto& r : terminal_records) {
+    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
+      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
+    }
+  }
+  return {};
 }
 
 void HybridAttentionExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
   summarise_run(protocol, records, page);
+  add_results(protocol, records, page);
 }
 
 }  // namespace hybrid_attention

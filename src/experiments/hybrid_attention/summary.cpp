@@ -52,7 +52,7 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   }
   table.caption = has_plan ? "Complete every valid run before reading aggregate results; a run past the safety timeout is incomplete, never a comparison."
                            : "The manifest holds no parameters, so planned counts are not shown.";
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
+  page.add_text(protocol.id + ": terminal records by arm against the plan; the results follow.");
   page.add_table(std::move(table));
 }
 

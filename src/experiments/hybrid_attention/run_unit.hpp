@@ -1,0 +1,28 @@
+#pragma once
+// One hybrid-attention unit: train one (arm, seed) model to exactly the token budget with the shared
+// trainer, evaluating and checkpointing every eval_interval_tokens, then measure inference memory,
+// throughput and decode drift at every probe length.
+#include <filesystem>
+#include <string>
+
+#include "hybrid_attention/parameters.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "k3lab/train/trainer.hpp"
+
+namespace k3lab::experiments::hybrid_attention {
+
+// The trainer configuration of a unit: everything but the model and init seed is identical across
+// arms (data order, batch tokens, optimizer, schedule, evaluation cadence).
+train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
+                                    const nlohmann::json& options, const std::filesystem::path& checkpoint_dir);
+
+// Where a unit keeps its checkpoints: <artifacts>/checkpoints/<unit id with '/' as '_'>; empty (none) without
+// an artifacts dir.
+std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id);
+
+// The failure class of a unit whose dataset could not be loaded (the window rule stops the run on it).
+inline constexpr const char* kDataUnavailable = "data-unavailable";
+
+UnitOutcome run_training_unit(const Unit& unit, RunEnv& env);
+
+}  // namespace k3lab::experiments::hybrid_attention

@@ -1,0 +1,50 @@
+// The training-step benchmark runs every arm at a tiny shape and prints one row per arm; bad
+// options are rejected with a message. (Speed itself is never asserted.)
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "k3lab/train/bench.hpp"
+
+namespace k3lab::train {
+namespace {
+
+const nlohmann::json kTiny = {{"d_model", 16}, {"n_layers", 4},  {"n_heads", 2},         {"head_dim", 8},
+                              {"mla_kv_latent_dim", 8}, {"kda_chunk_size", 16}, {"ffn_size", 32},
+                              {"sequence_length", 32}, {"batch_rows", 2}, {"steps", 1}, {"warmup", 0},
+                              {"device", "cpu"}, {"threads", 1}};
+
+TEST(TrainBench, PrintsOneRowPerArm) {
+  std::ostringstream out;
+  ASSERT_EQ(run_train_bench(kTiny, out), 0);
+  const auto text = out.str();
+  for (const char* arm : {"| full-attention | MMMM |", "| all-kda | KKKK |", "| hybrid-3kda-1mla | KKKM |"}) {
+    EXPECT_NE(text.find(arm), std::string::npos) << text;
+  }
+  EXPECT_NE(text.find("n/a"), std::string::npos);  // no MFU on CPU without a peak
+}
+
+TEST(TrainBench, JsonOutputWithAPeakGivesMfu) {
+  auto options = kTiny;
+  options["output"] = "json";
+  options["peak_flops"] = 1e12;
+  options["arms"] = {"all-kda"};
+  std::ostringstream out;
+  ASSERT_EQ(run_train_bench(options, out), 0);
+  const auto report = nlohmann::json::parse(out.str());
+  ASSERT_EQ(report.at("arms").size(), 1u);
+  const auto& row = report.at("arms")[0];
+  EXPECT_GT(row.at("tokens_per_s").get<double>(), 0.0);
+  EXPECT_NEAR(row.at("mfu").get<double>(),
+              row.at("model_flops_per_token").get<double>() * row.at("tokens_per_s").get<double>() / 1e12, 1e-12);
+}
+
+TEST(TrainBench, RejectsBadOptions) {
+  std::ostringstream out;
+  EXPECT_EQ(run_train_bench({{"n_layers", 6}}, out), 2);
+  EXPECT_EQ(run_train_bench({{"unknown", 1}}, out), 2);
+  EXPECT_EQ(run_train_bench({{"arms", {"moe"}}, {"device", "cpu"}, {"steps", 1}}, out), 2);
+}
+
+}  // namespace
+}  // namespace k3lab::train
