@@ -1,44 +1,19 @@
 // Which endpoint a run calls, and the labels it carries (the embedded mock must say "simulated").
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 
 #include "k3lab/api/endpoint_choice.hpp"
+#include "mock_test_support.hpp"
 
 namespace k3lab::api {
 namespace {
 
-// Sets (or unsets) an environment variable for one scope and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    if (value) {
-      ::setenv(name_.c_str(), value->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 struct CleanEnv {
-  ScopedEnv key{"MOONSHOT_API_KEY", std::nullopt};
-  ScopedEnv url{"K3LAB_BASE_URL", std::nullopt};
+  ScopedEnv key{"MOONSHOT_API_KEY", nullptr};
+  ScopedEnv url{"K3LAB_BASE_URL", nullptr};
 };
 
 TEST(EndpointChoice, NoKeyAndNoBaseUrlIsTheEmbeddedMockAndSaysSimulated) {
