@@ -11,7 +11,8 @@
 #
 # Environment: OUT (folder for kernels-bench.json and the logs; default the build folder),
 # BUILD_DIR (default build-gpu), JOBS (default 16), K3LAB_TEST_SEED (reproduce a test draw),
-# BENCH_ARGS (extra arguments for k3lab_kernels_bench, e.g. "--reps 30" or "--quick").
+# BENCH_ARGS (extra arguments for k3lab_kernels_bench, e.g. "--reps 30" or "--quick"),
+# TRAIN_BENCH_ARGS (key=value options of k3lab_train_bench, e.g. "d_model=512 sequence_length=2048").
 # Budget: under 6 minutes on one H200 including the build.
 set -euo pipefail
 
@@ -63,8 +64,10 @@ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
 grep -E "k3lab: CUDA kernels" "$OUT_DIR/gpu-check-configure.log" >&2 || true
 
 TARGETS=(k3lab_kernels_gpu_tests k3lab_kernels_bench)
+TORCH_CUDA=0
 if grep -q "LibTorch CUDA ON" "$OUT_DIR/gpu-check-configure.log"; then
-  TARGETS+=(k3lab_kernels_torch_gpu_tests)
+  TORCH_CUDA=1
+  TARGETS+=(k3lab_kernels_torch_gpu_tests k3lab_train_bench)
 fi
 log "build ${TARGETS[*]} (-j$JOBS)"
 cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j "$JOBS" > "$OUT_DIR/gpu-check-build.log" 2>&1 ||
@@ -89,6 +92,13 @@ log "benchmark"
   exit 1
 }
 cat "$OUT_DIR/gpu-check-bench.log" >&2
+if ((TORCH_CUDA)); then
+  # Issue 5's GPU row: the three hybrid-attention arms training on CUDA, KDA through the kernels.
+  log "training-step benchmark on cuda"
+  "$BUILD_DIR"/src/train/k3lab_train_bench device=cuda ${TRAIN_BENCH_ARGS:-} > "$OUT_DIR/train-bench.txt" 2>&1 ||
+    log "train bench failed (see $OUT_DIR/train-bench.txt)"
+  cat "$OUT_DIR/train-bench.txt" >&2
+fi
 log "total $((SECONDS - START)) s; tests status $TEST_STATUS; JSON: $OUT_DIR/kernels-bench.json"
 cat "$OUT_DIR/kernels-bench.txt"
 exit "$TEST_STATUS"

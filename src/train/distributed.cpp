@@ -1,6 +1,7 @@
 #include "k3lab/train/distributed.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include <torch/torch.h>

@@ -255,7 +255,6 @@ TrainResult train(const TrainerConfig& config, const Dataset& data, const Traine
   result.threads = torch::get_num_threads();
   result.device = device.str();
   result.world_size = world;
-  result.rank = rank;
   result.backend = dist ? dist->backend() : "none";
   result.model = models::DecoderLM(config.model, config.init_seed);
   auto& model = result.model;

@@ -17,9 +17,7 @@
 // collective throws RankFailure, and the group is unusable afterwards (Gloo closes every connection
 // of a failed collective), so every later collective throws RankFailure at once.
 #include <chrono>
-#include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>

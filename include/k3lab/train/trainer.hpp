@@ -114,7 +114,6 @@ struct TrainResult {
   int threads = 0;
   std::string device;
   int world_size = 1;              // data-parallel ranks
-  int rank = 0;
   std::string backend = "none";    // c10d backend: none | gloo | nccl
   models::DecoderLM model{nullptr};  // the model at the end (for final probes)
 
