@@ -1,6 +1,7 @@
 #include "k3lab/exec/sbatch_script.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -104,6 +105,31 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+namespace {
+
+std::optional<std::size_t> count_option(const std::vector<SbatchOption>& options, const std::string& name) {
+  std::optional<std::size_t> value;
+  for (const auto& o : options) {
+    if (o.name != name) continue;
+    if (o.value.empty() || o.value.size() > 6 || o.value.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(o.value) == 0) {
+      throw std::invalid_argument("--slurm-opt " + name + "=" + o.value +
+                                  ": k3lab needs a plain positive count here to size data-parallel tasks");
+    }
+    value = std::stoul(o.value);
+  }
+  return value;
+}
+
+}  // namespace
+
+std::size_t ranks_per_task(const std::vector<SbatchOption>& options) {
+  if (const auto n = count_option(options, "ntasks")) return *n;
+  const auto per_node = count_option(options, "ntasks-per-node");
+  if (!per_node) return 1;
+  return *per_node * count_option(options, "nodes").value_or(1);
+}
+
 std::string task_worker_name(const std::string& job_id, std::size_t task) {
   return "slurm-" + job_id + "-" + std::to_string(task);
 }
@@ -163,7 +189,16 @@ std::string render_sbatch_script(const SbatchScriptSpec& spec) {
   } else {
     selection = "--shard \"${task}/" + std::to_string(spec.shard_count) + "\"";
   }
-  s << "exec " << shell_quote(spec.k3lab_binary.string()) << " run " << shell_quote(spec.experiment_id)
+  std::string launcher;
+  if (spec.ranks_per_task > 1) {
+    s << "# Data parallel: srun starts " << spec.ranks_per_task
+      << " ranks of k3lab per task; rank 0 writes the ledger and checkpoints,\n"
+         "# and a rank that dies is noted (docs/slurm.md). The port is unique per job on shared nodes.\n";
+    s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
+    s << "export MASTER_PORT=\"$((20000 + SLURM_JOB_ID % 40000))\"\n";
+    launcher = "srun --ntasks=" + std::to_string(spec.ranks_per_task) + " --kill-on-bad-exit=0 ";
+  }
+  s << "exec " << launcher << shell_quote(spec.k3lab_binary.string()) << " run " << shell_quote(spec.experiment_id)
     << " --profile " << shell_quote(spec.profile) << " --run-dir " << shell_quote(spec.run_dir.string())
     << " --worker \"$worker\" " << selection;
   for (const auto& a : spec.run_arguments) s << " " << shell_quote(a);

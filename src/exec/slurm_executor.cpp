@@ -384,6 +384,13 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
                                         {"chdir", spec.workdir.string()}};
   for (auto& o : default_resources(inputs)) defaults.push_back(std::move(o));
   spec.options = merge_options(defaults, user_options);
+  spec.ranks_per_task = ranks_per_task(spec.options);
+  if (spec.ranks_per_task > 1 && !run.experiment->supports_data_parallel()) {
+    throw std::invalid_argument(spec.experiment_id + " runs one process per unit, but the Slurm options ask for " +
+                                std::to_string(spec.ranks_per_task) +
+                                " tasks per array task (ntasks / ntasks-per-node): drop them, or use --shard to "
+                                "spread short units over more array tasks");
+  }
   result.script = render_sbatch_script(spec);
 
   if (options.dry_run) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -142,6 +143,48 @@ TEST(SbatchScript, ShardTaskRunsItsShardAndRequeueIsDeclared) {
   const std::vector<std::string> expected = {"run", "memory-pool", "--profile", "smoke", "--run-dir",
                                              spec.run_dir.string(), "--worker", "slurm-9-3", "--shard", "3/4"};
   EXPECT_EQ(run.arguments, expected);
+}
+
+TEST(SbatchScript, RanksPerTaskComeFromNtasksOrNtasksPerNodeTimesNodes) {
+  EXPECT_EQ(exec::ranks_per_task({{"job-name", "x"}}), 1u);
+  EXPECT_EQ(exec::ranks_per_task({{"ntasks", "4"}}), 4u);
+  EXPECT_EQ(exec::ranks_per_task({{"ntasks-per-node", "2"}}), 2u);
+  EXPECT_EQ(exec::ranks_per_task({{"nodes", "3"}, {"ntasks-per-node", "2"}}), 6u);
+  EXPECT_EQ(exec::ranks_per_task({{"nodes", "3"}, {"ntasks-per-node", "2"}, {"ntasks", "5"}}), 5u);  // ntasks wins
+  EXPECT_THROW(exec::ranks_per_task({{"nodes", "1-2"}, {"ntasks-per-node", "2"}}), std::invalid_argument);
+  EXPECT_THROW(exec::ranks_per_task({{"ntasks", "0"}}), std::invalid_argument);
+}
+
+TEST(SbatchScript, DataParallelTaskStartsItsRanksWithSrunAndARendezvous) {
+  k3lab::testing::SlurmTempDir dir;
+  const auto binary = k3lab::testing::write_argument_printer(dir.path());
+  // Stand-ins: srun prints what it was asked and the rendezvous it inherited, then runs the command
+  // once; scontrol names the job's first node.
+  const auto bin = dir.path() / "bin";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / "srun") << "#!/bin/bash\necho \"srun $1 $2\"\necho \"master $MASTER_ADDR:$MASTER_PORT\"\n"
+                                 "shift 2\nexec \"$@\"\n";
+  std::ofstream(bin / "scontrol") << "#!/bin/bash\n[ \"$1 $2 $3\" = \"show hostnames n[3-4]\" ] && printf 'n3\\nn4\\n'\n";
+  for (const char* tool : {"srun", "scontrol"}) std::filesystem::permissions(bin / tool, std::filesystem::perms::owner_all);
+  auto spec = spec_for(dir, binary);
+  spec.experiment_id = "hybrid-attention";
+  spec.run_arguments.clear();
+  spec.layout = exec::TaskLayout::PerUnit;
+  spec.ranks_per_task = 2;
+  spec.tasks = {ArrayTask{1, {"arm=all-kda/seed=1"}}};
+  const auto file = dir.write("job.sh", exec::render_sbatch_script(spec));
+  const auto run = k3lab::testing::run_array_task(
+      file, "77", 1,
+      {"PATH=" + bin.string() + ":" + std::getenv("PATH"), "SLURM_JOB_ID=40123", "SLURM_JOB_NODELIST=n[3-4]"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_GE(run.arguments.size(), 3u);
+  EXPECT_EQ(run.arguments[0], "srun --ntasks=2 --kill-on-bad-exit=0");
+  EXPECT_EQ(run.arguments[1], "master n3:20123");  // 20000 + 40123 % 40000
+  const std::vector<std::string> k3lab_args(run.arguments.begin() + 2, run.arguments.end());
+  const std::vector<std::string> expected = {"run", "hybrid-attention", "--profile", "smoke", "--run-dir",
+                                             spec.run_dir.string(), "--worker", "slurm-77-1", "--unit",
+                                             "arm=all-kda/seed=1"};
+  EXPECT_EQ(k3lab_args, expected);
 }
 
 TEST(SbatchScript, RefusesInconsistentSpecs) {

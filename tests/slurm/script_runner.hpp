@@ -24,9 +24,13 @@ struct TaskRun {
   std::string err;
 };
 
-inline TaskRun run_array_task(const std::filesystem::path& script, const std::string& job_id, std::size_t task) {
-  const auto result = k3lab::exec::run_command({"env", "SLURM_ARRAY_JOB_ID=" + job_id,
-                                                "SLURM_ARRAY_TASK_ID=" + std::to_string(task), "bash", script.string()});
+// `extra_env` holds NAME=value items set for the task (e.g. a PATH with stand-in srun/scontrol).
+inline TaskRun run_array_task(const std::filesystem::path& script, const std::string& job_id, std::size_t task,
+                              const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> command = {"env", "SLURM_ARRAY_JOB_ID=" + job_id, "SLURM_ARRAY_TASK_ID=" + std::to_string(task)};
+  command.insert(command.end(), extra_env.begin(), extra_env.end());
+  command.insert(command.end(), {"bash", script.string()});
+  const auto result = k3lab::exec::run_command(command);
   TaskRun run;
   run.exit_code = result.exit_code;
   run.err = result.err;

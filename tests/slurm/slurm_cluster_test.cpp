@@ -251,3 +251,62 @@ TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
   EXPECT_NE(third.out.find("nothing to submit"), std::string::npos) << third.out;
   EXPECT_EQ(exec::read_job_records(run_dir).size(), 2u);
 }
+
+// A data-parallel array task: `--slurm-opt ntasks=2` makes the task srun two ranks of one
+// hybrid-attention smoke unit; rank 0 alone records it, and its losses equal a one-process run's.
+TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
+  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "sinfo"}) {
+    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
+  }
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
+  Workdir w;
+  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
+                        std::filesystem::copy_options::recursive);
+  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
+  const std::string unit = "arm=all-kda/seed=3101";
+  const auto reference = w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--unit", unit,
+                                   "--threads", "1", "--out", "runs-one"});
+  if (reference.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the hybrid-attention runner is not built";
+  ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
+  const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "hybrid-attention").at(0).path;
+
+  LocalSlurm slurm;
+  ASSERT_TRUE(slurm.ok()) << slurm.log();
+  w.env["SLURM_CONF"] = slurm.conf().string();
+  const auto submitted = w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--unit", unit,
+                                  "--threads", "1", "--out", "runs-slurm", "--executor", "slurm", "--slurm-opt",
+                                  "ntasks=2"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const std::string job = job_id_of(submitted.out);
+  ASSERT_FALSE(job.empty()) << submitted.out;
+  ASSERT_TRUE(w.wait_until_ended(job, 180s)) << "job " << job << " did not end";
+  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs-slurm", "hybrid-attention").at(0).path;
+
+  std::string task_log;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir / "slurm")) {
+    if (entry.path().extension() != ".out") continue;
+    std::ifstream in(entry.path());
+    task_log += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  // The submitting process wrote the manifest; the task's attempt says how it ran.
+  std::optional<nlohmann::json> attempt;
+  for (const auto& r : core::read_ledger(run_dir).records) {
+    if (r.value("kind", "") == "attempt") attempt = r;
+  }
+  ASSERT_TRUE(attempt.has_value()) << task_log;
+  EXPECT_EQ(attempt->value("world_size", 0), 2) << attempt->dump();
+  const auto records = terminal(run_dir);
+  ASSERT_EQ(records.size(), 1u) << task_log;
+  EXPECT_EQ(records[0]["kind"], "result");
+  const auto expected = terminal(reference_dir).at(0)["data"]["training"]["losses"];
+  const auto losses = records[0]["data"]["training"]["losses"];
+  ASSERT_EQ(losses.size(), expected.size());
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    // Two ranks sum their halves of the batch in a different order: float rounding only.
+    EXPECT_NEAR(losses[i].get<double>(), expected[i].get<double>(), 1e-5) << "step " << i;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir)) {
+    EXPECT_EQ(entry.path().filename().string().find("rank-"), std::string::npos) << "a rank wrote " << entry.path();
+  }
+}

@@ -351,6 +351,14 @@ TEST(SlurmSubmit, ExplainsBadRequestsAndSbatchErrors) {
   auto bad_option = h.options();
   bad_option.slurm_options = {"-p gpu"};
   EXPECT_THROW(exec::submit_to_slurm(h.request(), bad_option), std::invalid_argument);
+  auto data_parallel = h.options();  // this experiment does not train: one process per unit
+  data_parallel.slurm_options = {"ntasks=2"};
+  try {
+    exec::submit_to_slurm(h.request(), data_parallel);
+    ADD_FAILURE() << "ntasks=2 accepted for an experiment without data-parallel training";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ntasks"), std::string::npos) << e.what();
+  }
 
   h.slurm.sbatch_fails = true;
   try {

@@ -59,7 +59,14 @@ struct SbatchScriptSpec {
   // --slurm-opt), in order.
   std::vector<SbatchOption> options;
   bool requeue = false;
+  // Above 1: each task is one data-parallel training run; `srun` starts this many ranks of `k3lab
+  // run` (rank 0 writes the ledger, docs/slurm.md) after exporting MASTER_ADDR and MASTER_PORT.
+  std::size_t ranks_per_task = 1;
 };
+
+// Ranks per array task that `options` ask for: ntasks, else ntasks-per-node x nodes, else 1.
+// Throws std::invalid_argument for counts that are not plain positive integers (e.g. nodes=1-2).
+std::size_t ranks_per_task(const std::vector<SbatchOption>& options);
 
 // The complete script text. Throws std::invalid_argument when the spec is inconsistent (no tasks,
 // relative paths, a shard index >= n).
