@@ -1,59 +1,21 @@
 #include "situ_qat/summary.hpp"
 
-#include <map>
-
 #include "situ_qat/parameters.hpp"
 #include "situ_qat/units.hpp"
+#include "k3lab/experiments/records_by_group.hpp"
 
 namespace k3lab::experiments::situ_qat {
-namespace {
-
-std::string row_label(const nlohmann::json& spec) {
-  if (!spec.is_object() || !spec.contains("arm")) return "(record without spec)";
-  return spec.at("arm").get<std::string>();
-}
-
-}  // namespace
 
 void summarise_run(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  struct Row {
-    std::int64_t planned = -1;
-    std::int64_t result = 0, invalid = 0, failure = 0;
-  };
-  std::map<std::string, Row> rows;
-  std::vector<std::string> order;
-  auto row = [&](const std::string& label) -> Row& {
-    if (!rows.count(label)) order.push_back(label);
-    return rows[label];
-  };
-  const bool has_plan = records.manifest.contains("parameters");
-  if (has_plan) {
-    for (const auto& u : enumerate_units(parse_parameters(records.manifest.at("parameters")))) {
-      auto& r = row(row_label(u.spec));
-      r.planned = (r.planned < 0 ? 0 : r.planned) + 1;
-    }
+  RecordsByGroupTable table;
+  table.caption =
+      "Seeds are paired across the two arms; a numerical failure stays in the result unless a predeclared logging defect caused it.";
+  std::optional<std::vector<Unit>> planned;
+  if (records.manifest.contains("parameters")) {
+    planned = enumerate_units(parse_parameters(records.manifest.at("parameters")));
   }
-  for (const auto& record : records.terminal_records()) {
-    auto& r = row(row_label(record.value("spec", nlohmann::json())));
-    const std::string kind = record.value("kind", "");
-    r.result += kind == "result" ? 1 : 0;
-    r.invalid += kind == "invalid" ? 1 : 0;
-    r.failure += kind == "failure" ? 1 : 0;
-  }
-  report::Table table;
-  table.id = "terminal-records-by-arm";
-  table.title = "Terminal records by arm";
-  table.columns = {"arm", "planned", "result", "invalid", "failure", "open"};
-  for (const auto& label : order) {
-    const auto& r = rows[label];
-    const std::int64_t done = r.result + r.invalid + r.failure;
-    table.rows.push_back({label, r.planned < 0 ? report::Cell() : report::Cell(r.planned), r.result, r.invalid,
-                          r.failure, r.planned < 0 ? report::Cell() : report::Cell(r.planned - done)});
-  }
-  table.caption = has_plan ? "Seeds are paired across the two arms; a numerical failure stays in the result unless a predeclared logging defect caused it."
-                           : "The manifest holds no parameters, so planned counts are not shown.";
   page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
-  page.add_table(std::move(table));
+  add_terminal_records_by_group(records, planned, table, page);
 }
 
 }  // namespace k3lab::experiments::situ_qat
