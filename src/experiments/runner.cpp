@@ -249,6 +249,11 @@ RunSummary run_experiment(const RunRequest& request) {
   const std::string design = design_hash(protocol.hash(), parameters);
   const auto units = experiment->enumerate(protocol, parameters);
   const auto labels = experiment->run_labels(request.options);
+  if (!request.plan_only) {
+    if (const auto problem = experiment->preflight(parameters, request.options)) {
+      return fail(kExitError, "cannot start: " + *problem + "; nothing was recorded");
+    }
+  }
 
   // Data parallel (docs/slurm.md): every rank runs this same command. Rank 0 does everything a single
   // process does; the other ranks train the same units with it and write nothing. Planning for a

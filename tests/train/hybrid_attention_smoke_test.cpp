@@ -57,5 +57,23 @@ TEST(HybridAttentionSmoke, TrainsEveryArmAndSeedToTheBudgetAndReports) {
   }
 }
 
+TEST(HybridAttentionSmoke, AMissingDatasetStopsTheRunBeforeAnyRecord) {
+  train::testing::TempDir runs("nodata");
+  RunRequest request;
+  request.experiment_id = "hybrid-attention";
+  request.profile = "smoke";
+  request.runs_root = runs.path / "runs";
+  request.unfrozen = true;
+  request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\"", "data.tokenizer=\"gpt2\""};
+  request.options = {{"device", "cpu"}, {"data_dir", (runs.path / "data").string()}};
+  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/hybrid-attention.json";
+  const auto summary = run_experiment(request);
+  EXPECT_EQ(summary.exit_code, kExitError) << summary.message;
+  EXPECT_NE(summary.message.find("cannot start"), std::string::npos) << summary.message;
+  EXPECT_NE(summary.message.find("fineweb-edu-sample-10BT"), std::string::npos) << summary.message;
+  EXPECT_NE(summary.message.find("--data-dir"), std::string::npos) << summary.message;  // names the fix
+  EXPECT_FALSE(std::filesystem::exists(request.runs_root)) << "a run dir was created for a run that cannot start";
+}
+
 }  // namespace
 }  // namespace k3lab::experiments::hybrid_attention

@@ -94,6 +94,13 @@ class Experiment {
   virtual bool has_runner() const = 0;
   // Whether run_unit trains with RunEnv::distributed, so that the command may run as several ranks.
   virtual bool supports_data_parallel() const { return false; }
+  // What must hold before any run dir is chosen or record written (inputs present, e.g. a dataset):
+  // the problem and its fix, or nullopt. A missing input is a setup error, not a result of the run.
+  virtual std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const {
+    (void)parameters;
+    (void)options;
+    return std::nullopt;
+  }
   virtual UnitOutcome run_unit(const Unit& unit, RunEnv& env) = 0;
   // Optional window rule, evaluated after each terminal record with all records so far.
   virtual WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,

@@ -9,6 +9,7 @@
 #include "hybrid_attention/summary.hpp"
 #include "hybrid_attention/units.hpp"
 #include "k3lab/experiments/hybrid_attention.hpp"
+#include "k3lab/train/dataset.hpp"
 
 namespace k3lab::experiments {
 namespace hybrid_attention {
@@ -23,6 +24,17 @@ std::vector<Unit> HybridAttentionExperiment::enumerate(const core::Protocol& pro
 nlohmann::json HybridAttentionExperiment::plan_details(const core::Protocol&, const nlohmann::json& parameters,
                                  const std::vector<Unit>& units) const {
   return hybrid_attention::plan_details(parse_parameters(parameters), units);
+}
+
+std::optional<std::string> HybridAttentionExperiment::preflight(const nlohmann::json& parameters,
+                                                                const nlohmann::json& options) const {
+  const auto p = parse_parameters(parameters);
+  try {
+    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
 }
 
 UnitOutcome HybridAttentionExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }

@@ -15,6 +15,8 @@ class HybridAttentionExperiment : public Experiment {
                               const std::vector<Unit>& units) const override;
   bool has_runner() const override { return true; }
   bool supports_data_parallel() const override { return true; }
+  // The dataset loads (data root from --data-dir, $K3LAB_DATA_DIR or ./data).
+  std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
   // Stops the run at the first unit whose dataset could not be loaded: every later unit would fail
   // the same way.
