@@ -67,7 +67,7 @@ TARGETS=(k3lab_kernels_gpu_tests k3lab_kernels_bench)
 TORCH_CUDA=0
 if grep -q "LibTorch CUDA ON" "$OUT_DIR/gpu-check-configure.log"; then
   TORCH_CUDA=1
-  TARGETS+=(k3lab_kernels_torch_gpu_tests k3lab_train_bench)
+  TARGETS+=(k3lab_kernels_torch_gpu_tests)
 fi
 log "build ${TARGETS[*]} (-j$JOBS)"
 cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j "$JOBS" > "$OUT_DIR/gpu-check-build.log" 2>&1 ||
@@ -94,10 +94,18 @@ log "benchmark"
 cat "$OUT_DIR/gpu-check-bench.log" >&2
 if ((TORCH_CUDA)); then
   # Issue 5's GPU row: the three hybrid-attention arms training on CUDA, KDA through the kernels.
-  log "training-step benchmark on cuda"
-  "$BUILD_DIR"/src/train/k3lab_train_bench device=cuda ${TRAIN_BENCH_ARGS:-} > "$OUT_DIR/train-bench.txt" 2>&1 ||
-    log "train bench failed (see $OUT_DIR/train-bench.txt)"
-  cat "$OUT_DIR/train-bench.txt" >&2
+  # Built after the kernel checks and never fatal: the trainer (c10d included) has not been compiled
+  # against LibTorch 2.x before, and its failure must not cost the kernel results.
+  log "build k3lab_train_bench"
+  if cmake --build "$BUILD_DIR" --target k3lab_train_bench -j "$JOBS" > "$OUT_DIR/gpu-check-train-build.log" 2>&1; then
+    log "training-step benchmark on cuda"
+    "$BUILD_DIR"/src/train/k3lab_train_bench device=cuda ${TRAIN_BENCH_ARGS:-} > "$OUT_DIR/train-bench.txt" 2>&1 ||
+      log "train bench failed (see $OUT_DIR/train-bench.txt)"
+    cat "$OUT_DIR/train-bench.txt" >&2
+  else
+    log "k3lab_train_bench did not build (see $OUT_DIR/gpu-check-train-build.log):"
+    grep -E "error" -A3 "$OUT_DIR/gpu-check-train-build.log" | head -30 >&2 || true
+  fi
 fi
 log "total $((SECONDS - START)) s; tests status $TEST_STATUS; JSON: $OUT_DIR/kernels-bench.json"
 cat "$OUT_DIR/kernels-bench.txt"
