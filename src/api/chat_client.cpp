@@ -18,6 +18,7 @@
 #include "k3lab/api/chat_stream_decoder.hpp"
 #include "k3lab/api/error_class.hpp"
 #include "k3lab/api/redact.hpp"
+#include "k3lab/api/reasoning_echo.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/api/token_bucket.hpp"
 #include "k3lab/api/token_estimate.hpp"
@@ -475,7 +476,7 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
       throw;
     }
     shared_->release_slot();
-    outcome.message = redact(outcome.message, key.value());
+    outcome.message = scrub_reasoning_echo(redact(outcome.message, key.value()), request.value("messages", nlohmann::json()));
     if (outcome.error_class == ErrorClass::none) break;
     rec.attempt_errors.emplace_back(to_string(outcome.error_class));
 

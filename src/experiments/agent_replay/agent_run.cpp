@@ -20,26 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// Reasoning echoed inside an error message is cut out before the message is recorded; needles this
-// long cannot match ordinary error text by chance.
-constexpr std::size_t kScrubNeedleBytes = 48;
-
-std::string scrub(std::string text, const ReasoningVault& vault) {
-  for (const auto& [sha, reasoning] : vault.all()) {
-    if (reasoning.size() < kScrubNeedleBytes) {
-      if (reasoning.empty()) continue;
-      const std::string mark = "[reasoning removed]";
-      for (auto at = text.find(reasoning); at != std::string::npos; at = text.find(reasoning, at + mark.size())) {
-        text.replace(at, reasoning.size(), mark);
-      }
-      continue;
-    }
-    const std::string needle = reasoning.substr(0, kScrubNeedleBytes);
-    if (text.find(needle) != std::string::npos) return "[error message removed: it quoted reasoning_content]";
-  }
-  return text;
-}
-
 enum class Stop { answered, turn_limit, api_error, transport_exhausted, fatal_error, harness };
 
 std::string to_string(Stop s) {
@@ -163,8 +143,7 @@ class UnitRun {
       const int attempt = tries[turn];
       const json request = build_request(turn);
       const api::ChatResult result = setup_.client->complete(request, call_index_++);
-      api::CallRecord call = result.record;
-      call.error_message = scrub(call.error_message, vault_);
+      const api::CallRecord& call = result.record;
       record_->append({{"op", "call"},
                        {"turn", turn},
                        {"try", attempt},
