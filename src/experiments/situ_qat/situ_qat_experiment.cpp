@@ -2,11 +2,15 @@
 
 #include <stdexcept>
 
+#include "situ_qat/activation_probe.hpp"
 #include "situ_qat/parameters.hpp"
 #include "situ_qat/plan.hpp"
+#include "situ_qat/results_page.hpp"
+#include "situ_qat/run_unit.hpp"
 #include "situ_qat/summary.hpp"
 #include "situ_qat/units.hpp"
 #include "k3lab/experiments/situ_qat.hpp"
+#include "k3lab/train/dataset.hpp"
 
 namespace k3lab::experiments {
 namespace situ_qat {
@@ -23,12 +27,35 @@ nlohmann::json SituQatExperiment::plan_details(const core::Protocol&, const nloh
   return situ_qat::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome SituQatExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("situ-qat: runner not built yet");
+std::optional<std::string> SituQatExperiment::preflight(const nlohmann::json& parameters,
+                                                        const nlohmann::json& options) const {
+  const auto p = parse_parameters(parameters);
+  if (auto problem = runner_problem(p)) return problem;
+  try {
+    const auto data = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
+    ActivationProbe probe(p, data);  // the fixed activation sample fits the validation text
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+UnitOutcome SituQatExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
+
+WindowVerdict SituQatExperiment::check_window(const core::Protocol&, const nlohmann::json&,
+                                              const std::vector<nlohmann::json>& terminal_records) const {
+  for (const auto& r : terminal_records) {
+    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
+      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
+    }
+  }
+  return {};
 }
 
 void SituQatExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
   summarise_run(protocol, records, page);
+  add_results(protocol, records, page);
 }
 
 }  // namespace situ_qat

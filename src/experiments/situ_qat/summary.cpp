@@ -14,7 +14,7 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   if (records.manifest.contains("parameters")) {
     planned = enumerate_units(parse_parameters(records.manifest.at("parameters")));
   }
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
+  page.add_text(protocol.id + ": terminal records by arm against the plan; the results follow.");
   add_terminal_records_by_group(records, planned, table, page);
 }
 

@@ -1,0 +1,120 @@
+#include "situ_qat/run_unit.hpp"
+
+#include <stdexcept>
+
+#include "k3lab/models/param_count.hpp"
+#include "k3lab/train/device.hpp"
+#include "k3lab/train/distributed.hpp"
+#include "situ_qat/activation_probe.hpp"
+#include "situ_qat/arm_model.hpp"
+#include "situ_qat/loss_spikes.hpp"
+
+namespace k3lab::experiments::situ_qat {
+
+std::optional<std::string> runner_problem(const Parameters& p) {
+  try {
+    quant_config(p.quantization);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  if (p.histogram_interval_tokens % p.eval_interval_tokens != 0) {
+    return "situ-qat: activation_histograms.interval_tokens (" + std::to_string(p.histogram_interval_tokens) +
+           ") must be a multiple of eval_interval_tokens (" + std::to_string(p.eval_interval_tokens) +
+           "): activations are measured at evaluation points";
+  }
+  if (p.histogram_sample_tokens % p.sequence_length != 0) {
+    return "situ-qat: activation_histograms.sample_tokens must be a multiple of sequence_length (whole windows)";
+  }
+  return std::nullopt;
+}
+
+train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
+                                    const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
+  train::TrainerConfig c;
+  c.model = arm_model_config(p, arm);
+  c.init_seed = seed;  // the same seed in both arms: every parameter (same shapes) starts equal
+  c.order_seed = p.data_order_seed;
+  c.token_budget = p.token_budget;
+  c.batch_tokens = p.batch_tokens;
+  c.sequence_length = p.sequence_length;
+  c.eval_interval_tokens = p.eval_interval_tokens;
+  c.validation_tokens = p.validation_tokens;
+  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
+  c.checkpoint_dir = checkpoint_dir;
+  c.device = options.value("device", std::string("auto"));
+  c.threads = options.value("threads", 0);
+  if (options.contains("micro_batch_rows")) c.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
+  return c;
+}
+
+std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
+  if (artifacts_dir.empty()) return {};
+  std::string name = unit_id;
+  for (auto& ch : name) {
+    if (ch == '/') ch = '_';
+  }
+  return artifacts_dir / "checkpoints" / name;
+}
+
+UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
+  const auto p = parse_parameters(env.parameters);
+  if (auto problem = runner_problem(p)) throw std::invalid_argument(*problem);
+  const auto arm = unit.spec.at("arm").get<std::string>();
+  const auto seed = unit.spec.at("seed").get<std::uint64_t>();
+  auto config = trainer_config(p, arm, seed, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
+  config.distributed = env.distributed;
+  nlohmann::json data = {{"arm", arm},
+                         {"seed", seed},
+                         {"parameters", models::count_parameters(config.model)},
+                         {"ffn_kind", models::to_string(config.model.ffn.kind)},
+                         {"trainer_config", config.to_json()},
+                         {"histogram_interval_tokens", p.histogram_interval_tokens},
+                         {"downstream_task_quality",
+                          {{"measured", false},
+                           {"reason", "the protocol names no downstream suite (\"the predeclared downstream suite\" is not "
+                                      "declared in experiments/situ-qat.json), so none is run rather than one invented"}}}};
+
+  train::Dataset dataset;
+  try {
+    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
+  } catch (const std::exception& e) {
+    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  }
+  data["dataset"] = dataset.provenance;
+  const ActivationProbe probe(p, dataset);
+
+  train::TrainerHooks hooks;
+  hooks.evaluate = [&](train::EvalContext& context) {
+    nlohmann::json probes = nlohmann::json::object();
+    if (context.tokens % p.histogram_interval_tokens == 0) probes["activations"] = probe.measure(context.model, context.device);
+    return probes;
+  };
+  hooks.on_evaluation = [&](const nlohmann::json& record) {
+    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
+  };
+  hooks.progress = [&](double fraction) {
+    if (env.progress) env.progress(fraction);
+  };
+  hooks.stop_requested = env.stop_requested;
+
+  auto result = train::train(config, dataset, hooks);
+  data["training"] = result.to_json();
+  data["loss_spikes"] = loss_spikes_json(result.state.losses, p.loss_spike_window_updates, p.loss_spike_threshold_sigma,
+                                         p.batch_tokens);
+  const nlohmann::json timing = {{"training", result.timing_json()}};
+  switch (result.status) {
+    case train::TrainResult::Status::Completed: break;
+    case train::TrainResult::Status::Failed:
+      if (result.failure_class == "rank-failure") throw train::RankFailure(result.detail);
+      // The protocol's invalid-run rule: a numerical failure (NaN, non-finite gradient) or OOM is an
+      // outcome of its arm, kept in the result set, not an invalid run.
+      return UnitOutcome::failure(result.failure_class, result.detail, data);
+    case train::TrainResult::Status::TimedOut:
+      return UnitOutcome::invalid("safety-timeout", result.detail, data);
+    case train::TrainResult::Status::Interrupted:
+      throw std::runtime_error("situ-qat: " + unit.id + " interrupted: " + result.detail);
+  }
+  return UnitOutcome::result(data, timing);
+}
+
+}  // namespace k3lab::experiments::situ_qat

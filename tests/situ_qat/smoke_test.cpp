@@ -1,0 +1,111 @@
+// End to end: `k3lab run situ-qat --profile smoke --unfrozen` through the generic runner, then the
+// report page from the ledger alone.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/core/run_dir.hpp"
+#include "k3lab/experiments/runner.hpp"
+#include "k3lab/report/page.hpp"
+#include "situ_qat/parameters.hpp"
+#include "situ_qat/situ_qat_experiment.hpp"
+
+namespace k3lab::experiments::situ_qat {
+namespace {
+
+struct TempDir {
+  TempDir() : path(std::filesystem::temp_directory_path() / ("k3lab-situ-qat-smoke-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::filesystem::path path;
+};
+
+TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
+  TempDir runs;
+  RunRequest request;
+  request.experiment_id = "situ-qat";
+  request.profile = "smoke";
+  request.runs_root = runs.path;
+  request.unfrozen = true;
+  request.options = {{"device", "cpu"}};
+  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json";
+  const auto start = std::chrono::steady_clock::now();
+  const auto summary = run_experiment(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
+  EXPECT_LT(seconds, 60.0) << "the smoke profile must stay well under a minute on CPU";
+  const auto protocol = core::load_protocol(*request.protocol_file, &parameter_schema());
+  const auto p = parse_parameters(protocol.parameters_for("smoke"));
+  EXPECT_EQ(summary.planned, 2 * p.seeds.size());
+  EXPECT_EQ(summary.results, summary.planned);
+
+  RunRecords records{core::read_manifest(summary.run_dir), core::read_ledger(summary.run_dir), summary.run_dir};
+  for (const auto& r : records.terminal_records()) {
+    ASSERT_EQ(r.at("kind"), "result") << r.dump();
+    const auto& data = r.at("data");
+    EXPECT_EQ(data.at("training").at("tokens").get<std::int64_t>(), p.token_budget);
+    std::size_t checkpoints = 0;
+    for (const auto& e : data.at("training").at("evaluations")) {
+      if (e.at("probes").contains("activations")) ++checkpoints;
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(checkpoints), p.token_budget / p.histogram_interval_tokens);
+    EXPECT_EQ(data.at("loss_spikes").at("window_updates"), p.loss_spike_window_updates);
+    EXPECT_FALSE(data.at("downstream_task_quality").at("measured").get<bool>());
+  }
+  report::Page page;
+  SituQatExperiment experiment;
+  experiment.summarise(protocol, records, page);
+  std::set<std::string> tables, charts;
+  for (const auto& block : page.blocks) {
+    if (block.kind == report::Block::Kind::Table) tables.insert(block.table.id);
+    if (block.kind == report::Block::Kind::Chart) {
+      charts.insert(block.chart.id);
+      EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
+    }
+  }
+  for (const char* id : {"final-metrics", "paired-comparisons", "decision"}) EXPECT_TRUE(tables.count(id)) << id;
+  for (const char* id : {"activation-tails", "validation-loss"}) EXPECT_TRUE(charts.count(id)) << id;
+  bool downstream_noted = false;
+  for (const auto& block : page.blocks) {
+    if (block.kind == report::Block::Kind::Markdown && block.markdown.find("Downstream task quality: **not measured**") != std::string::npos) {
+      downstream_noted = true;
+    }
+    if (block.kind == report::Block::Kind::Table && block.table.id == "decision") {
+      const auto& verdict = block.table.rows.back();
+      EXPECT_EQ(std::get<std::string>(verdict.front().value), "verdict");
+      const auto text = std::get<std::string>(verdict.back().value);
+      EXPECT_TRUE(text == "win" || text == "trade-off, not a win" || text == "not supported") << text;
+    }
+  }
+  EXPECT_TRUE(downstream_noted);
+  std::cout << "situ-qat smoke profile: " << seconds << " s\n";
+}
+
+TEST(SituQatSmoke, AMissingDatasetStopsTheRunBeforeAnyRecord) {
+  TempDir dir;
+  RunRequest request;
+  request.experiment_id = "situ-qat";
+  request.profile = "smoke";
+  request.runs_root = dir.path / "runs";
+  request.unfrozen = true;
+  request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\"", "data.tokenizer=\"gpt2\""};
+  request.options = {{"device", "cpu"}, {"data_dir", (dir.path / "data").string()}};
+  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json";
+  const auto summary = run_experiment(request);
+  EXPECT_EQ(summary.exit_code, kExitError) << summary.message;
+  EXPECT_NE(summary.message.find("fineweb-edu-sample-10BT"), std::string::npos) << summary.message;
+  EXPECT_FALSE(std::filesystem::exists(request.runs_root)) << "a run dir was created for a run that cannot start";
+}
+
+}  // namespace
+}  // namespace k3lab::experiments::situ_qat
