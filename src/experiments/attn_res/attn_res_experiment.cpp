@@ -1,12 +1,13 @@
 #include "attn_res/attn_res_experiment.hpp"
 
-#include <stdexcept>
-
 #include "attn_res/parameters.hpp"
 #include "attn_res/plan.hpp"
+#include "attn_res/results_page.hpp"
+#include "attn_res/run_unit.hpp"
 #include "attn_res/summary.hpp"
 #include "attn_res/units.hpp"
 #include "k3lab/experiments/attn_res.hpp"
+#include "k3lab/train/dataset.hpp"
 
 namespace k3lab::experiments {
 namespace attn_res {
@@ -23,12 +24,33 @@ nlohmann::json AttnResExperiment::plan_details(const core::Protocol&, const nloh
   return attn_res::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome AttnResExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("attn-res: runner not built yet");
+std::optional<std::string> AttnResExperiment::preflight(const nlohmann::json& parameters,
+                                                        const nlohmann::json& options) const {
+  const auto p = parse_parameters(parameters);
+  try {
+    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+UnitOutcome AttnResExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
+
+WindowVerdict AttnResExperiment::check_window(const core::Protocol&, const nlohmann::json&,
+                                              const std::vector<nlohmann::json>& terminal_records) const {
+  for (const auto& r : terminal_records) {
+    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
+      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
+    }
+  }
+  return {};
 }
 
 void AttnResExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
   summarise_run(protocol, records, page);
+  add_results(protocol, records, page);
 }
 
 }  // namespace attn_res

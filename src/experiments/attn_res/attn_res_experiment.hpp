@@ -1,7 +1,7 @@
 #pragma once
 // attn-res (seed experiment four): ordinary residuals vs Full AttnRes vs Block AttnRes (12-layer
-// blocks), five paired seeds. Planning half: schema, the frozen run ledger, plan estimates and a
-// record-count summary. The runner (models, trainer, decision statistics) extends it.
+// blocks), five paired seeds. Planning: schema, the frozen run ledger, plan estimates; running:
+// run_unit.hpp; page: record counts (summary.hpp) and results (results_page.hpp).
 #include "k3lab/experiments/experiment.hpp"
 
 namespace k3lab::experiments::attn_res {
@@ -13,8 +13,15 @@ class AttnResExperiment : public Experiment {
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override;
   nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
                               const std::vector<Unit>& units) const override;
-  bool has_runner() const override { return false; }
+  bool has_runner() const override { return true; }
+  bool supports_data_parallel() const override { return true; }
+  // The dataset loads (data root from --data-dir, $K3LAB_DATA_DIR or ./data).
+  std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
+  // Stops the run at the first unit whose dataset could not be loaded: every later unit would fail
+  // the same way.
+  WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
+                             const std::vector<nlohmann::json>& terminal_records) const override;
   void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override;
 };
 

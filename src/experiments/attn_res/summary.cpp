@@ -6,7 +6,7 @@
 
 namespace k3lab::experiments::attn_res {
 
-void summarise_run(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
+void summarise_run(const core::Protocol&, const RunRecords& records, report::Page& page) {
   RecordsByGroupTable table;
   table.caption =
       "Seeds are paired across the three arms; a crash or OOM is a recorded arm failure, never a silently shrunk batch.";
@@ -14,7 +14,6 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   if (records.manifest.contains("parameters")) {
     planned = enumerate_units(parse_parameters(records.manifest.at("parameters")));
   }
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
   add_terminal_records_by_group(records, planned, table, page);
 }
 

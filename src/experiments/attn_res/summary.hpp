@@ -1,5 +1,5 @@
 #pragma once
-// The attn-res page until the runner lands: terminal records by arm, against the plan.
+// The attn-res page's record counts: terminal records by arm, against the plan (results_page.hpp adds the results).
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/report/page.hpp"

@@ -1,0 +1,104 @@
+#include "attn_res/run_unit.hpp"
+
+#include <stdexcept>
+
+#include "attn_res/arm_model.hpp"
+#include "attn_res/depth_probe.hpp"
+#include "attn_res/residual_memory.hpp"
+#include "k3lab/models/param_count.hpp"
+#include "k3lab/train/device.hpp"
+#include "k3lab/train/distributed.hpp"
+
+namespace k3lab::experiments::attn_res {
+
+train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
+                                    const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
+  train::TrainerConfig c;
+  c.model = arm_model_config(p, arm);
+  c.init_seed = seed;  // the same seed in every arm: parameters the arms share start equal (models/init.hpp)
+  c.order_seed = p.data_order_seed;
+  c.token_budget = p.token_budget;
+  c.batch_tokens = p.batch_tokens;
+  c.sequence_length = p.sequence_length;
+  c.eval_interval_tokens = p.eval_interval_tokens;
+  c.validation_tokens = p.validation_tokens;
+  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
+  c.checkpoint_dir = checkpoint_dir;
+  c.device = options.value("device", std::string("auto"));
+  c.threads = options.value("threads", 0);
+  if (options.contains("micro_batch_rows")) c.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
+  return c;
+}
+
+std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
+  if (artifacts_dir.empty()) return {};  // no run dir: no checkpoints, never a stray folder in the cwd
+  std::string name = unit_id;
+  for (auto& ch : name) {
+    if (ch == '/') ch = '_';
+  }
+  return artifacts_dir / "checkpoints" / name;
+}
+
+UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
+  const auto p = parse_parameters(env.parameters);
+  const auto arm = unit.spec.at("arm").get<std::string>();
+  const auto seed = unit.spec.at("seed").get<std::uint64_t>();
+  auto config = trainer_config(p, arm, seed, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
+  config.distributed = env.distributed;
+  const auto breakdown = models::parameter_breakdown(config.model);
+  // The trainer keeps parameters and activations in float32 (models are built in the default dtype).
+  const auto memory = stored_residual_memory(config.model, static_cast<std::int64_t>(sizeof(float)),
+                                             config.resolved_micro_batch_rows() * config.sequence_length);
+  nlohmann::json data = {{"arm", arm},
+                         {"seed", seed},
+                         {"residual_mode", models::to_string(config.model.residual.mode)},
+                         {"parameters", breakdown.total()},
+                         {"attnres_parameters", breakdown.residual},
+                         {"stored_residual_memory", memory.to_json()},
+                         {"downstream_task_quality", {{"measured", false}, {"reason", kDownstreamNotMeasured}}},
+                         {"trainer_config", config.to_json()}};
+
+  train::Dataset dataset;
+  try {
+    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
+  } catch (const std::exception& e) {
+    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  }
+  data["dataset"] = dataset.provenance;
+  const DepthProbe probe(p, dataset, config.resolved_micro_batch_rows());
+
+  train::TrainerHooks hooks;
+  hooks.evaluate = [&](train::EvalContext& context) { return probe.evaluate(context.model, context.device); };
+  hooks.on_evaluation = [&](const nlohmann::json& record) {
+    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
+  };
+  hooks.progress = [&](double fraction) {
+    if (env.progress) env.progress(fraction);
+  };
+  hooks.stop_requested = env.stop_requested;
+
+  auto result = train::train(config, dataset, hooks);
+  data["training"] = result.to_json();
+  if (result.parameters != breakdown.total()) {
+    throw std::logic_error("attn-res: the built model has " + std::to_string(result.parameters) +
+                           " parameters but the closed-form count says " + std::to_string(breakdown.total()));
+  }
+  const torch::Device device = env.distributed ? env.distributed->device() : train::resolve_device(config.device);
+  data["peak_memory_source"] = train::peak_memory_source(device);
+  const nlohmann::json timing = {{"training", result.timing_json()}};
+  switch (result.status) {
+    case train::TrainResult::Status::Completed: break;
+    case train::TrainResult::Status::Failed:
+      // A dead rank interrupts the unit rather than ending it: the runner notes it, a rerun resumes.
+      if (result.failure_class == "rank-failure") throw train::RankFailure(result.detail);
+      return UnitOutcome::failure(result.failure_class, result.detail, data);
+    case train::TrainResult::Status::TimedOut:
+      return UnitOutcome::invalid("safety-timeout", result.detail, data);
+    case train::TrainResult::Status::Interrupted:
+      // The runner sees its stop flag and leaves the unit open; the checkpoint resumes it.
+      throw std::runtime_error("attn-res: " + unit.id + " interrupted: " + result.detail);
+  }
+  return UnitOutcome::result(data, timing);
+}
+
+}  // namespace k3lab::experiments::attn_res

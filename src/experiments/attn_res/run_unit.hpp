@@ -1,0 +1,33 @@
+#pragma once
+// One attn-res unit: train one (arm, seed) model to exactly the token budget with the shared
+// trainer, evaluating (validation loss, depth_probe.hpp) and checkpointing every
+// eval_interval_tokens; record the stored residual memory (residual_memory.hpp) and, in timing, the
+// training throughput and allocator peak.
+#include <filesystem>
+#include <string>
+
+#include "attn_res/parameters.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "k3lab/train/trainer.hpp"
+
+namespace k3lab::experiments::attn_res {
+
+// The trainer configuration of a unit: everything but the model's residual path is identical across
+// arms (init seed, data order, batch tokens, optimizer, schedule, evaluation cadence).
+train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
+                                    const nlohmann::json& options, const std::filesystem::path& checkpoint_dir);
+
+// <artifacts>/checkpoints/<unit id with '/' as '_'>; empty (no checkpoints) without an artifacts dir.
+std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id);
+
+// The failure class of a unit whose dataset could not be loaded (the window rule stops the run on it).
+inline constexpr const char* kDataUnavailable = "data-unavailable";
+
+// Why downstream_task_quality has no number: recorded in every result and shown on the page.
+inline constexpr const char* kDownstreamNotMeasured =
+    "the protocol names no downstream suite (\"the predeclared downstream suite\" is not declared in "
+    "parameters), so none is run; choosing one after the fact would not be predeclared";
+
+UnitOutcome run_training_unit(const Unit& unit, RunEnv& env);
+
+}  // namespace k3lab::experiments::attn_res

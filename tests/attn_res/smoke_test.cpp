@@ -1,0 +1,87 @@
+// End to end: `k3lab run attn-res --profile smoke --unfrozen` through the generic runner (every arm
+// and seed trained to the budget), then the report page from the ledger alone.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "attn_res/attn_res_experiment.hpp"
+#include "attn_res/parameters.hpp"
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/core/run_dir.hpp"
+#include "k3lab/experiments/runner.hpp"
+#include "k3lab/report/page.hpp"
+#include "test_support.hpp"
+
+namespace k3lab::experiments::attn_res {
+namespace {
+
+TEST(AttnResSmoke, TrainsEveryArmAndSeedToTheBudgetAndReports) {
+  train::testing::TempDir runs("attn-res-smoke");
+  RunRequest request;
+  request.experiment_id = "attn-res";
+  request.profile = "smoke";
+  request.runs_root = runs.path;
+  request.unfrozen = true;
+  request.options = {{"device", "cpu"}};
+  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/attn-res.json";
+  const auto start = std::chrono::steady_clock::now();
+  const auto summary = run_experiment(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
+  EXPECT_LT(seconds, 60.0) << "the smoke profile must stay well under a minute on CPU";
+  const auto protocol = core::load_protocol(*request.protocol_file, &parameter_schema());
+  const auto p = parse_parameters(protocol.parameters_for("smoke"));
+  EXPECT_EQ(summary.planned, 3 * p.seeds.size());
+  EXPECT_EQ(summary.results, summary.planned);
+
+  RunRecords records{core::read_manifest(summary.run_dir), core::read_ledger(summary.run_dir), summary.run_dir};
+  for (const auto& r : records.terminal_records()) {
+    ASSERT_EQ(r.at("kind"), "result") << r.dump();
+    const auto& data = r.at("data");
+    EXPECT_EQ(data.at("training").at("tokens").get<std::int64_t>(), p.token_budget);
+    const auto& evaluations = data.at("training").at("evaluations");
+    ASSERT_EQ(evaluations.size(), static_cast<std::size_t>(p.token_budget / p.eval_interval_tokens));
+    for (const auto& e : evaluations) {
+      EXPECT_EQ(e.at("probes").at("depth_attention").is_null(), data.at("arm") == "ordinary-residual");
+      EXPECT_EQ(e.at("probes").at("gradient_norm_by_depth").at("sublayers").size(),
+                static_cast<std::size_t>(2 * p.model.n_layers));
+    }
+  }
+  report::Page page;
+  AttnResExperiment experiment;
+  experiment.summarise(protocol, records, page);
+  std::set<std::string> tables, charts;
+  bool terminal_records = false, downstream = false;
+  for (const auto& block : page.blocks) {
+    if (block.kind == report::Block::Kind::Table) {
+      tables.insert(block.table.id);
+      terminal_records = terminal_records || block.table.id.rfind("terminal-records", 0) == 0;
+    }
+    if (block.kind == report::Block::Kind::Chart) charts.insert(block.chart.id);
+    if (block.kind == report::Block::Kind::Markdown) {
+      downstream = downstream || block.markdown.find("downstream_task_quality: not measured") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(terminal_records);
+  EXPECT_TRUE(downstream);
+  for (const auto* id : {"validation-loss-by-seed", "paired-gain", "engineering-constraints", "block-vs-full", "depth-attention",
+                         "depth-attention-by-aggregation", "gradient-norm-by-depth", "decision"}) {
+    EXPECT_TRUE(tables.count(id)) << id;
+  }
+  for (const auto* id : {"validation-loss", "depth-attention-entropy", "gradient-norm-by-depth"}) {
+    EXPECT_TRUE(charts.count(id)) << id;
+  }
+  for (const auto& block : page.blocks) {
+    if (block.kind == report::Block::Kind::Chart) {
+      EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
+    }
+    if (block.kind == report::Block::Kind::Table) {
+      EXPECT_NO_THROW(report::table_markdown(block.table)) << block.table.id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace k3lab::experiments::attn_res
