@@ -4,9 +4,12 @@
 
 #include "router_balance/parameters.hpp"
 #include "router_balance/plan.hpp"
+#include "router_balance/results_page.hpp"
+#include "router_balance/run_unit.hpp"
 #include "router_balance/summary.hpp"
 #include "router_balance/units.hpp"
 #include "k3lab/experiments/router_balance.hpp"
+#include "k3lab/train/dataset.hpp"
 
 namespace k3lab::experiments {
 namespace router_balance {
@@ -23,12 +26,34 @@ nlohmann::json RouterBalanceExperiment::plan_details(const core::Protocol&, cons
   return router_balance::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome RouterBalanceExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("router-balance: runner not built yet");
+std::optional<std::string> RouterBalanceExperiment::preflight(const nlohmann::json& parameters,
+                                                              const nlohmann::json& options) const {
+  const auto p = parse_parameters(parameters);
+  if (auto problem = runner_problem(p)) return problem;
+  try {
+    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+UnitOutcome RouterBalanceExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
+
+WindowVerdict RouterBalanceExperiment::check_window(const core::Protocol&, const nlohmann::json&,
+                                                    const std::vector<nlohmann::json>& terminal_records) const {
+  for (const auto& r : terminal_records) {
+    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
+      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
+    }
+  }
+  return {};
 }
 
 void RouterBalanceExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
   summarise_run(protocol, records, page);
+  add_results(protocol, records, page);
 }
 
 }  // namespace router_balance

@@ -6,7 +6,7 @@
 
 namespace k3lab::experiments::router_balance {
 
-void summarise_run(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
+void summarise_run(const core::Protocol&, const RunRecords& records, report::Page& page) {
   RecordsByGroupTable table;
   table.caption =
       "Dropped tokens, NaNs and OOMs are outcomes of an arm; a run is excluded only for a predeclared hardware or logging failure shared across arms.";
@@ -14,7 +14,6 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   if (records.manifest.contains("parameters")) {
     planned = enumerate_units(parse_parameters(records.manifest.at("parameters")));
   }
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
   add_terminal_records_by_group(records, planned, table, page);
 }
 
