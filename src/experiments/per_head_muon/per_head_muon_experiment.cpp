@@ -4,9 +4,12 @@
 
 #include "per_head_muon/parameters.hpp"
 #include "per_head_muon/plan.hpp"
+#include "per_head_muon/results_page.hpp"
+#include "per_head_muon/run_unit.hpp"
 #include "per_head_muon/summary.hpp"
 #include "per_head_muon/units.hpp"
 #include "k3lab/experiments/per_head_muon.hpp"
+#include "k3lab/train/dataset.hpp"
 
 namespace k3lab::experiments {
 namespace per_head_muon {
@@ -23,12 +26,37 @@ nlohmann::json PerHeadMuonExperiment::plan_details(const core::Protocol&, const 
   return per_head_muon::plan_details(parse_parameters(parameters), units);
 }
 
-UnitOutcome PerHeadMuonExperiment::run_unit(const Unit&, RunEnv&) {
-  throw std::logic_error("per-head-muon: runner not built yet");
+std::optional<std::string> PerHeadMuonExperiment::preflight(const nlohmann::json& parameters,
+                                                            const nlohmann::json& options) const {
+  const auto p = parse_parameters(parameters);
+  try {
+    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+UnitOutcome PerHeadMuonExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
+
+WindowVerdict PerHeadMuonExperiment::check_window(const core::Protocol&, const nlohmann::json&,
+                                                  const std::vector<nlohmann::json>& terminal_records) const {
+  for (const auto& r : terminal_records) {
+    const auto reason = r.value("reason", std::string());
+    if (r.value("kind", "") == "failure" && reason == kDataUnavailable) {
+      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
+    }
+    if (r.value("kind", "") == "invalid" && reason == kPilotsUnfinished) {
+      return {true, r.value("detail", std::string()), nlohmann::json::object()};
+    }
+  }
+  return {};
 }
 
 void PerHeadMuonExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
   summarise_run(protocol, records, page);
+  add_results(protocol, records, page);
 }
 
 }  // namespace per_head_muon

@@ -21,7 +21,6 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   if (records.manifest.contains("parameters")) {
     planned = enumerate_units(parse_parameters(records.manifest.at("parameters")));
   }
-  page.add_text(protocol.id + ": the runner is not built yet, so only record counts are shown.");
   add_terminal_records_by_group(records, planned, table, page);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The per-head-muon page until the runner lands: terminal records by arm, against the plan.
+// The per-head-muon page's first table: terminal records by phase and arm, against the plan.
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/report/page.hpp"
