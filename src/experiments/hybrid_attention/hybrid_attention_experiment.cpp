@@ -29,25 +29,14 @@ nlohmann::json HybridAttentionExperiment::plan_details(const core::Protocol&, co
 std::optional<std::string> HybridAttentionExperiment::preflight(const nlohmann::json& parameters,
                                                                 const nlohmann::json& options) const {
   const auto p = parse_parameters(parameters);
-  try {
-    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  return dataset_problem({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
 }
 
 UnitOutcome HybridAttentionExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
 
 WindowVerdict HybridAttentionExperiment::check_window(const core::Protocol&, const nlohmann::json&,
                                                      const std::vector<nlohmann::json>& terminal_records) const {
-  for (const auto& r : terminal_records) {
-    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
-      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
-                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
-    }
-  }
-  return {};
+  return data_unavailable_stop(terminal_records).value_or(WindowVerdict{});
 }
 
 void HybridAttentionExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {

@@ -24,19 +24,8 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
   c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
   c.safety_timeout_seconds = p.safety_timeout_hours * 3600.0;
   c.checkpoint_dir = checkpoint_dir;
-  c.device = options.value("device", std::string("auto"));
-  c.threads = options.value("threads", 0);
-  if (options.contains("micro_batch_rows")) c.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
+  apply_execution_options(c, options);
   return c;
-}
-
-std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
-  if (artifacts_dir.empty()) return {};  // no run dir: no checkpoints, never a stray folder in the cwd
-  std::string name = unit_id;
-  for (auto& ch : name) {
-    if (ch == '/') ch = '_';
-  }
-  return artifacts_dir / "checkpoints" / name;
 }
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
@@ -87,17 +76,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
     throw std::logic_error("hybrid-attention: the built model has " + std::to_string(result.parameters) +
                            " parameters but the closed-form count says " + std::to_string(count));
   }
-  switch (result.status) {
-    case train::TrainResult::Status::Completed: break;
-    case train::TrainResult::Status::Failed:
-      // A dead rank interrupts the unit rather than ending it: the runner notes it, a rerun resumes.
-      if (result.failure_class == "rank-failure") throw train::RankFailure(result.detail);
-      return UnitOutcome::failure(result.failure_class, result.detail, data);
-    case train::TrainResult::Status::TimedOut:
-      return UnitOutcome::invalid("safety-timeout", result.detail, data);
-    case train::TrainResult::Status::Interrupted:
-      // The runner sees its stop flag and leaves the unit open; the checkpoint resumes it.
-      throw std::runtime_error("hybrid-attention: " + unit.id + " interrupted: " + result.detail);
+  if (result.status != train::TrainResult::Status::Completed) {
+    return training_outcome(result, "hybrid-attention", unit, std::move(data), timing);
   }
 
   // Data parallel: rank 0 alone measures the trained model (alone on its device) and is recorded.

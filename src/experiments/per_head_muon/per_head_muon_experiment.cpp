@@ -29,25 +29,16 @@ nlohmann::json PerHeadMuonExperiment::plan_details(const core::Protocol&, const 
 std::optional<std::string> PerHeadMuonExperiment::preflight(const nlohmann::json& parameters,
                                                             const nlohmann::json& options) const {
   const auto p = parse_parameters(parameters);
-  try {
-    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  return dataset_problem({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
 }
 
 UnitOutcome PerHeadMuonExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
 
 WindowVerdict PerHeadMuonExperiment::check_window(const core::Protocol&, const nlohmann::json&,
                                                   const std::vector<nlohmann::json>& terminal_records) const {
+  if (auto stop = data_unavailable_stop(terminal_records)) return *stop;
   for (const auto& r : terminal_records) {
-    const auto reason = r.value("reason", std::string());
-    if (r.value("kind", "") == "failure" && reason == kDataUnavailable) {
-      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
-                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
-    }
-    if (r.value("kind", "") == "invalid" && reason == kPilotsUnfinished) {
+    if (r.value("kind", "") == "invalid" && r.value("reason", std::string()) == kPilotsUnfinished) {
       return {true, r.value("detail", std::string()), nlohmann::json::object()};
     }
   }

@@ -13,15 +13,6 @@
 namespace k3lab::experiments::per_head_muon {
 namespace {
 
-std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
-  if (artifacts_dir.empty()) return {};
-  std::string name = unit_id;
-  for (auto& ch : name) {
-    if (ch == '/') ch = '_';
-  }
-  return artifacts_dir / "checkpoints" / name;
-}
-
 // Mean wall time of the optimizer step over consecutive windows of `window` steps (this attempt only:
 // a resumed run restarts the windows at its first step).
 nlohmann::json step_time_json(const std::vector<double>& seconds, std::int64_t window) {
@@ -86,9 +77,7 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
   }
   c.optimizer.extra["heads"] = p.model.n_heads;
   c.checkpoint_dir = checkpoint_dir;
-  c.device = options.value("device", std::string("auto"));
-  c.threads = options.value("threads", 0);
-  if (options.contains("micro_batch_rows")) c.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
+  apply_execution_options(c, options);
   return c;
 }
 
@@ -165,19 +154,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   data["training"] = result.to_json();
   const nlohmann::json timing = {{"training", result.timing_json()},
                                  {"optimizer_step_time_s", step_time_json(probe->step_seconds, probe->interval_steps)}};
-  switch (result.status) {
-    case train::TrainResult::Status::Completed: break;
-    case train::TrainResult::Status::Failed:
-      if (result.failure_class == "rank-failure") throw train::RankFailure(result.detail);
-      // The protocol: a diverged pilot counts as infinite loss; a confirmatory failure is an outcome
-      // of its arm. Either way a failure record, never rerun with other settings.
-      return UnitOutcome::failure(result.failure_class, result.detail, data);
-    case train::TrainResult::Status::TimedOut:
-      return UnitOutcome::invalid("safety-timeout", result.detail, data);
-    case train::TrainResult::Status::Interrupted:
-      throw std::runtime_error("per-head-muon: " + unit.id + " interrupted: " + result.detail);
-  }
-  return UnitOutcome::result(data, timing);
+  return training_outcome(result, "per-head-muon", unit, std::move(data), timing);
 }
 
 }  // namespace k3lab::experiments::per_head_muon

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 #include "per_head_muon/parameters.hpp"
 
@@ -20,7 +21,6 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
                                     std::uint64_t seed, std::int64_t token_budget, const nlohmann::json& options,
                                     const std::filesystem::path& checkpoint_dir);
 
-inline constexpr const char* kDataUnavailable = "data-unavailable";
 // The invalid reason of a confirmatory unit started before its arm's pilots ended.
 inline constexpr const char* kPilotsUnfinished = "pilots-unfinished";
 

@@ -30,25 +30,14 @@ std::optional<std::string> RouterBalanceExperiment::preflight(const nlohmann::js
                                                               const nlohmann::json& options) const {
   const auto p = parse_parameters(parameters);
   if (auto problem = runner_problem(p)) return problem;
-  try {
-    train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  return dataset_problem({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(options)});
 }
 
 UnitOutcome RouterBalanceExperiment::run_unit(const Unit& unit, RunEnv& env) { return run_training_unit(unit, env); }
 
 WindowVerdict RouterBalanceExperiment::check_window(const core::Protocol&, const nlohmann::json&,
                                                     const std::vector<nlohmann::json>& terminal_records) const {
-  for (const auto& r : terminal_records) {
-    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
-      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
-                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
-    }
-  }
-  return {};
+  return data_unavailable_stop(terminal_records).value_or(WindowVerdict{});
 }
 
 void RouterBalanceExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {

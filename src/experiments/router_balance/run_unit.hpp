@@ -10,6 +10,7 @@
 #include <string>
 
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training_unit.hpp"
 #include "router_balance/parameters.hpp"
 
 namespace k3lab::experiments::router_balance {
@@ -17,7 +18,6 @@ namespace k3lab::experiments::router_balance {
 // What a run needs beyond the schema; the problem and its fix, or nullopt.
 std::optional<std::string> runner_problem(const Parameters& p);
 
-inline constexpr const char* kDataUnavailable = "data-unavailable";
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env);
 

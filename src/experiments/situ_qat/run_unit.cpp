@@ -41,19 +41,8 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
   c.validation_tokens = p.validation_tokens;
   c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
   c.checkpoint_dir = checkpoint_dir;
-  c.device = options.value("device", std::string("auto"));
-  c.threads = options.value("threads", 0);
-  if (options.contains("micro_batch_rows")) c.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
+  apply_execution_options(c, options);
   return c;
-}
-
-std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
-  if (artifacts_dir.empty()) return {};
-  std::string name = unit_id;
-  for (auto& ch : name) {
-    if (ch == '/') ch = '_';
-  }
-  return artifacts_dir / "checkpoints" / name;
 }
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
@@ -102,19 +91,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   data["loss_spikes"] = loss_spikes_json(result.state.losses, p.loss_spike_window_updates, p.loss_spike_threshold_sigma,
                                          p.batch_tokens);
   const nlohmann::json timing = {{"training", result.timing_json()}};
-  switch (result.status) {
-    case train::TrainResult::Status::Completed: break;
-    case train::TrainResult::Status::Failed:
-      if (result.failure_class == "rank-failure") throw train::RankFailure(result.detail);
-      // The protocol's invalid-run rule: a numerical failure (NaN, non-finite gradient) or OOM is an
-      // outcome of its arm, kept in the result set, not an invalid run.
-      return UnitOutcome::failure(result.failure_class, result.detail, data);
-    case train::TrainResult::Status::TimedOut:
-      return UnitOutcome::invalid("safety-timeout", result.detail, data);
-    case train::TrainResult::Status::Interrupted:
-      throw std::runtime_error("situ-qat: " + unit.id + " interrupted: " + result.detail);
-  }
-  return UnitOutcome::result(data, timing);
+  return training_outcome(result, "situ-qat", unit, std::move(data), timing);
 }
 
 }  // namespace k3lab::experiments::situ_qat

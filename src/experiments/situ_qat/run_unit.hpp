@@ -8,6 +8,7 @@
 #include <string>
 
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 #include "situ_qat/parameters.hpp"
 
@@ -22,11 +23,7 @@ std::optional<std::string> runner_problem(const Parameters& p);
 train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
                                     const nlohmann::json& options, const std::filesystem::path& checkpoint_dir);
 
-// <artifacts>/checkpoints/<unit id with '/' as '_'>; empty (no checkpoints) without an artifacts dir.
-std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id);
 
-// The failure class of a unit whose dataset could not be loaded (the window rule stops the run on it).
-inline constexpr const char* kDataUnavailable = "data-unavailable";
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env);
 

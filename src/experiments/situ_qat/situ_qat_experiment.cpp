@@ -44,13 +44,7 @@ UnitOutcome SituQatExperiment::run_unit(const Unit& unit, RunEnv& env) { return 
 
 WindowVerdict SituQatExperiment::check_window(const core::Protocol&, const nlohmann::json&,
                                               const std::vector<nlohmann::json>& terminal_records) const {
-  for (const auto& r : terminal_records) {
-    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
-      return {true, "the dataset could not be loaded (" + r.value("detail", std::string()) +
-                        "); provide it and start a new run with --fresh", nlohmann::json::object()};
-    }
-  }
-  return {};
+  return data_unavailable_stop(terminal_records).value_or(WindowVerdict{});
 }
 
 void SituQatExperiment::summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const {
