@@ -3,6 +3,13 @@ set_property(CACHE K3LAB_CUDA PROPERTY STRINGS AUTO ON OFF)
 option(K3LAB_BUILD_TESTS "Build the GoogleTest suites" ON)
 option(K3LAB_SLOW_TESTS "Also register tests labelled slow (not in CI)" OFF)
 option(K3LAB_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
+# Compiles each target's sources in a few large translation units: fewer passes over the LibTorch headers
+# (the GPU machine's 16-core build; CMakePresets.json "cuda"). Off by default so that an error names its file.
+option(K3LAB_UNITY_BUILD "Unity (jumbo) build of every target" OFF)
+if(K3LAB_UNITY_BUILD)
+  set(CMAKE_UNITY_BUILD ON)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
+endif()
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # For machines without CLI11/nlohmann/spdlog/fmt packages (the GPU machine): a folder holding
 # copies of those headers, used header-only. See scripts/gpu-check.sh.

@@ -35,9 +35,14 @@ else
 fi
 
 build_dir="${K3LAB_BUILD_DIR:-build}"
-if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+# Configure on first use, and again whenever the build type or K3LAB_CMAKE_ARGS differ from the ones the
+# folder was configured with (remembered in $build_dir/k3lab-configure-args), so a changed setting is
+# never silently ignored by an existing build folder.
+configure_args="-DCMAKE_BUILD_TYPE=${K3LAB_BUILD_TYPE:-Release} ${K3LAB_CMAKE_ARGS:-}"
+if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$(cat "$build_dir/k3lab-configure-args" 2>/dev/null)" != "$configure_args" ]; then
   # shellcheck disable=SC2086
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${K3LAB_BUILD_TYPE:-Release}" ${K3LAB_CMAKE_ARGS:-}
+  cmake -S . -B "$build_dir" -G Ninja $configure_args
+  printf '%s' "$configure_args" > "$build_dir/k3lab-configure-args"
 fi
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup: built $build_dir/k3lab"

@@ -9,13 +9,13 @@
 #include "k3lab/build_info.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/experiments/runner.hpp"
-#include "k3lab/kernels/torch_ops.hpp"
+#include "k3lab/models/kernel_registration.hpp"
 
 int main(int argc, char** argv) {
   spdlog::cfg::load_env_levels();
   spdlog::set_pattern("[%H:%M:%S] [%^%l%$] %v");
   // CUDA tensors in the models then run the k3lab kernels; a no-op without a CUDA LibTorch build.
-  k3lab::kernels::register_torch_kernels();
+  k3lab::models::register_cuda_kernels();
   CLI::App app{"k3lab: frozen, repeatable experiments on Kimi K3's ideas.\n" +
                std::string(k3lab::cli::kExitCodeHelp)};
   app.set_version_flag("--version", std::string("k3lab ") + k3lab::build::kVersion + " (" + k3lab::build::kInfo + ")");

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "ascii_lower.hpp"
 #include "k3lab/api/chat_stream_decoder.hpp"
 #include "k3lab/api/error_class.hpp"
 #include "k3lab/api/redact.hpp"
@@ -76,13 +77,6 @@ struct EasyDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
@@ -119,7 +113,7 @@ size_t on_header(char* buffer, size_t size, size_t count, void* user) {
   }
   const auto colon = line.find(':');
   if (colon == std::string_view::npos) return n;
-  const std::string name = lower(trim(line.substr(0, colon)));
+  const std::string name = ascii_lower(trim(line.substr(0, colon)));
   const std::string value(trim(line.substr(colon + 1)));
   auto [it, inserted] = t->headers.emplace(name, value);
   if (!inserted) it->second += ", " + value;
@@ -187,6 +181,16 @@ struct AttemptOutcome {
   std::optional<double> ttft_ms;
   double latency_ms = 0;
 };
+
+// Options every request sets: http(s) only, no redirects, verified TLS, no signals, our headers.
+void set_request_basics(CURL* h, curl_slist* headers) {
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+}
 
 std::int64_t completion_allowance(const nlohmann::json& request) {
   for (const char* key : {"max_completion_tokens", "max_tokens"}) {
@@ -330,12 +334,7 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
   const std::string url = s.endpoint->chat_completions_url();
 
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  set_request_basics(h, headers.get());
   curl_easy_setopt(h, CURLOPT_POST, 1L);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, s.body->data());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(s.body->size()));
@@ -424,10 +423,10 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
 void record_headers(const ClientConfig& config, const std::map<std::string, std::string>& headers,
                     CallRecord& record) {
   for (const auto& name : config.request_id_headers) {
-    if (const auto it = headers.find(lower(name)); it != headers.end()) record.request_ids[it->first] = it->second;
+    if (const auto it = headers.find(ascii_lower(name)); it != headers.end()) record.request_ids[it->first] = it->second;
   }
   for (const auto& name : config.platform_headers) {
-    if (const auto it = headers.find(lower(name)); it != headers.end()) {
+    if (const auto it = headers.find(ascii_lower(name)); it != headers.end()) {
       record.platform_headers[it->first] = it->second;
     }
   }
@@ -563,12 +562,7 @@ std::vector<std::string> ChatClient::list_models() const {
   char errbuf[CURL_ERROR_SIZE] = {0};
   const std::string url = endpoint_.models_url();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  set_request_basics(h, headers.get());
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60'000L);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);

@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "ascii_lower.hpp"
+
 namespace k3lab::api {
 namespace {
 
@@ -26,17 +28,10 @@ std::string url_part(CURLU* url, CURLUPart part) {
   return std::string(raw);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 bool is_loopback_host(std::string_view host_in) {
-  std::string host = lower(host_in);
+  std::string host = ascii_lower(host_in);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host == "localhost") return true;
   in_addr v4{};
@@ -60,7 +55,7 @@ Endpoint parse_endpoint(std::string_view base_url) {
                                 "' is not a valid absolute URL; expected e.g. https://api.moonshot.ai/v1");
   }
   Endpoint ep;
-  ep.scheme = lower(url_part(url.get(), CURLUPART_SCHEME));
+  ep.scheme = ascii_lower(url_part(url.get(), CURLUPART_SCHEME));
   ep.host = url_part(url.get(), CURLUPART_HOST);
   if (ep.host.size() >= 2 && ep.host.front() == '[') ep.host = ep.host.substr(1, ep.host.size() - 2);
   if (ep.scheme != "http" && ep.scheme != "https") {

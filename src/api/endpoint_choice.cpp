@@ -84,4 +84,26 @@ std::vector<std::string> endpoint_labels(const EndpointChoice& choice) {
   return {};
 }
 
+std::string join_names(const std::set<std::string>& names, const std::string& none) {
+  if (names.empty()) return none;
+  std::string out;
+  for (const auto& v : names) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+
+std::string endpoint_phrase(const std::set<std::string>& endpoints, std::size_t simulated,
+                            std::string_view embedded_detail) {
+  if (endpoints.count("embedded-mock") > 0) {
+    return "The simulated endpoint (k3lab's embedded mock server" + std::string(embedded_detail) +
+           "; not evidence about Kimi K3)";
+  }
+  if (simulated > 0) {
+    return "The simulated endpoint at " + join_names(endpoints, "?") + " (k3lab's mock server; not evidence about Kimi K3)";
+  }
+  if (endpoints.size() == 1 && *endpoints.begin() == std::string(kDefaultBaseUrl)) {
+    return "The Kimi K3 API (" + std::string(kDefaultBaseUrl) + ")";
+  }
+  return "The endpoint " + join_names(endpoints, "(no call)");
+}
+
 }  // namespace k3lab::api

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ascii_lower.hpp"
+
 namespace k3lab::api {
 namespace {
 
@@ -33,13 +35,6 @@ ErrorBody parse_error_body(std::string_view body) {
   if (const auto m = err->find("message"); m != err->end() && m->is_string()) {
     out.message = m->get<std::string>();
   }
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -77,8 +72,8 @@ std::string_view to_string(ErrorClass error_class) {
 }
 
 ErrorClass classify_stream_error(std::string_view type_in, std::string_view message_in) {
-  const std::string type = lower(type_in);
-  const std::string message = lower(message_in);
+  const std::string type = ascii_lower(type_in);
+  const std::string message = ascii_lower(message_in);
   if (type == "content_filter") return ErrorClass::content_filter;
   if (says_quota(type, message)) return ErrorClass::quota;
   if (says_overload(type, message)) return ErrorClass::overload;
@@ -95,8 +90,8 @@ ErrorClass classify_stream_error(std::string_view type_in, std::string_view mess
 ErrorClass classify(int status, std::string_view body) {
   if (status >= 200 && status < 300) return ErrorClass::none;
   const ErrorBody parsed = parse_error_body(body);
-  const std::string type = lower(parsed.type);
-  const std::string message = lower(parsed.message);
+  const std::string type = ascii_lower(parsed.type);
+  const std::string message = ascii_lower(parsed.message);
 
   if (type == "content_filter") return ErrorClass::content_filter;
   if (status == 402 || says_quota(type, message)) return ErrorClass::quota;

@@ -66,34 +66,6 @@ struct Completion {
 
 }  // namespace
 
-std::string_view to_string(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::none: return "none";
-    case FaultKind::rate_limit: return "rate_limit";
-    case FaultKind::overload: return "overload";
-    case FaultKind::server_error: return "server_error";
-    case FaultKind::unavailable: return "unavailable";
-    case FaultKind::drop_mid_stream: return "drop_mid_stream";
-    case FaultKind::slow_first_token: return "slow_first_token";
-  }
-  return "none";
-}
-
-std::string render_prompt(const nlohmann::json& request) {
-  std::string out;
-  if (const auto tools = request.find("tools"); tools != request.end() && !tools->is_null()) {
-    out += tools->dump();
-    out += '\n';
-  }
-  if (const auto messages = request.find("messages"); messages != request.end() && messages->is_array()) {
-    for (const auto& m : *messages) {
-      out += m.dump();
-      out += '\n';
-    }
-  }
-  return out;
-}
-
 struct MockServer::Impl {
   explicit Impl(MockServerOptions o) : options(std::move(o)), cache(options.cache_block_bytes) {}
 
@@ -337,60 +309,16 @@ struct MockServer::Impl {
     }
     const auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     if (options.log_bodies) record.body = body.is_discarded() ? nlohmann::json() : body;
-    if (body.is_discarded() || !body.is_object()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: body is not a JSON object");
-      return done(400);
-    }
-    if (!body.contains("model") || !body["model"].is_string()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: 'model' must be a string");
-      return done(400);
-    }
-    if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: 'messages' must be a non-empty array");
-      return done(400);
-    }
+    if (const auto status = reject_malformed(body, res)) return done(*status);
     record.stream = body.value("stream", false);
 
     record.fault = decide_fault(record.body_hash, record.attempt);
-    const FaultPlan& plan = options.faults;
-    auto retry_after = [&] {
-      if (plan.retry_after_seconds >= 0) res.set_header("Retry-After", std::to_string(plan.retry_after_seconds));
-    };
-    switch (record.fault) {
-      case FaultKind::rate_limit:
-        retry_after();
-        send_error(res, 429, "rate_limit_reached_error",
-                   "Your account request reached organization max RPM rate limit (mock fault)");
-        return done(429);
-      case FaultKind::overload:
-        retry_after();
-        send_error(res, 429, "engine_overloaded_error",
-                   "The engine is currently overloaded, please try again later (mock fault)");
-        return done(429);
-      case FaultKind::server_error:
-        send_error(res, 500, "server_error", "Internal server error (mock fault)");
-        return done(500);
-      case FaultKind::unavailable:
-        retry_after();
-        send_error(res, 503, "engine_overloaded_error", "Service temporarily unavailable (mock fault)");
-        return done(503);
-      default: break;
-    }
+    if (const auto status = send_fault(record.fault, res)) return done(*status);
 
     const bool thinking = thinking_enabled(body, options.thinking_default);
     const std::string prompt = render_prompt(body);
     const std::uint64_t prompt_tokens = approx_token_count(prompt);
-    const std::uint64_t max_tokens = requested_max_completion(body, options.default_max_completion_tokens);
-    if (prompt_tokens + max_tokens > options.context_window_tokens) {
-      send_error(res, 400, "invalid_request_error",
-                 "Invalid request: Your request exceeded model token limit : " +
-                     std::to_string(options.context_window_tokens));
-      return done(400);
-    }
-    if (const auto violation = check_replay_protocol(body["messages"], thinking, options.strict_tool_messages)) {
-      send_error(res, 400, "invalid_request_error", violation->message);
-      return done(400);
-    }
+    if (const auto status = reject_unservable(body, prompt_tokens, thinking, res)) return done(*status);
     MockReply reply;
     try {
       reply = options.model(body);
@@ -405,38 +333,110 @@ struct MockServer::Impl {
     const std::uint64_t cached_tokens = cache.lookup_and_insert(prompt) / kApproxBytesPerToken;
     const Completion completion = complete(body, reply, prompt_tokens, cached_tokens, thinking);
 
-    const bool slow = record.fault == FaultKind::slow_first_token;
-    const bool drop = record.fault == FaultKind::drop_mid_stream;
-    const auto delay = plan.first_token_delay;
     std::string text;
     std::size_t first_token_offset = 0;
-    std::string content_type;
     if (record.stream) {
       std::tie(text, first_token_offset) = stream_text(body, completion, record.sequence);
-      content_type = "text/event-stream";
     } else {
       text = completion_body(body, completion, record.sequence).dump();
-      content_type = "application/json";
     }
     record.status = 200;
     finish_record(record);
     res.status = 200;
     if (!record.stream) {
-      if (slow) std::this_thread::sleep_for(delay);
-      if (!drop) {
-        res.set_content(text, content_type);
-        return false;
-      }
-      // Declares the full length, sends half, and closes: the client sees a short body.
-      auto shared_text = std::make_shared<std::string>(std::move(text));
-      res.set_content_provider(shared_text->size(), content_type,
-                               [shared_text](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                                 const std::size_t half = shared_text->size() / 2;
-                                 if (offset < half) sink.write(shared_text->data() + offset, half - offset);
-                                 return false;
-                               });
+      send_whole(res, std::move(text), record.fault);
       return false;
     }
+    send_stream(res, std::move(text), first_token_offset, record.fault);
+    return true;
+  }
+
+  // 400 for a body that is not a chat request; returns the status sent.
+  static std::optional<int> reject_malformed(const nlohmann::json& body, httplib::Response& res) {
+    if (body.is_discarded() || !body.is_object()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: body is not a JSON object");
+      return 400;
+    }
+    if (!body.contains("model") || !body["model"].is_string()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: 'model' must be a string");
+      return 400;
+    }
+    if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty()) {
+      send_error(res, 400, "invalid_request_error", "Invalid request: 'messages' must be a non-empty array");
+      return 400;
+    }
+    return std::nullopt;
+  }
+
+  // The error response of a fault that replaces the reply; returns the status sent.
+  std::optional<int> send_fault(FaultKind fault, httplib::Response& res) const {
+    const FaultPlan& plan = options.faults;
+    auto retry_after = [&] {
+      if (plan.retry_after_seconds >= 0) res.set_header("Retry-After", std::to_string(plan.retry_after_seconds));
+    };
+    switch (fault) {
+      case FaultKind::rate_limit:
+        retry_after();
+        send_error(res, 429, "rate_limit_reached_error",
+                   "Your account request reached organization max RPM rate limit (mock fault)");
+        return 429;
+      case FaultKind::overload:
+        retry_after();
+        send_error(res, 429, "engine_overloaded_error",
+                   "The engine is currently overloaded, please try again later (mock fault)");
+        return 429;
+      case FaultKind::server_error:
+        send_error(res, 500, "server_error", "Internal server error (mock fault)");
+        return 500;
+      case FaultKind::unavailable:
+        retry_after();
+        send_error(res, 503, "engine_overloaded_error", "Service temporarily unavailable (mock fault)");
+        return 503;
+      default: return std::nullopt;
+    }
+  }
+
+  // 400 for a request over the context window or breaking the replay contract; returns the status sent.
+  std::optional<int> reject_unservable(const nlohmann::json& body, std::uint64_t prompt_tokens, bool thinking,
+                                       httplib::Response& res) const {
+    const std::uint64_t max_tokens = requested_max_completion(body, options.default_max_completion_tokens);
+    if (prompt_tokens + max_tokens > options.context_window_tokens) {
+      send_error(res, 400, "invalid_request_error",
+                 "Invalid request: Your request exceeded model token limit : " +
+                     std::to_string(options.context_window_tokens));
+      return 400;
+    }
+    if (const auto violation = check_replay_protocol(body["messages"], thinking, options.strict_tool_messages)) {
+      send_error(res, 400, "invalid_request_error", violation->message);
+      return 400;
+    }
+    return std::nullopt;
+  }
+
+  // A non-streamed reply, delayed or cut short by its fault.
+  void send_whole(httplib::Response& res, std::string text, FaultKind fault) const {
+    const std::string content_type = "application/json";
+    if (fault == FaultKind::slow_first_token) std::this_thread::sleep_for(options.faults.first_token_delay);
+    if (fault != FaultKind::drop_mid_stream) {
+      res.set_content(text, content_type);
+      return;
+    }
+    // Declares the full length, sends half, and closes: the client sees a short body.
+    auto shared_text = std::make_shared<std::string>(std::move(text));
+    res.set_content_provider(shared_text->size(), content_type,
+                             [shared_text](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               const std::size_t half = shared_text->size() / 2;
+                               if (offset < half) sink.write(shared_text->data() + offset, half - offset);
+                               return false;
+                             });
+  }
+
+  // A streamed reply in wire-sized writes; the provider takes over the in-progress count.
+  void send_stream(httplib::Response& res, std::string text, std::size_t first_token_offset, FaultKind fault) {
+    const std::string content_type = "text/event-stream";
+    const bool slow = fault == FaultKind::slow_first_token;
+    const bool drop = fault == FaultKind::drop_mid_stream;
+    const auto delay = options.faults.first_token_delay;
     res.set_header("Cache-Control", "no-cache");
     const std::size_t wire = options.wire_write_bytes;
     auto shared_text = std::make_shared<std::string>(std::move(text));
@@ -474,7 +474,21 @@ struct MockServer::Impl {
           return true;
         },
         [leave_once](bool) { leave_once(); });
-    return true;
+  }
+
+  // Binds `port` (0: an ephemeral one) on the configured host.
+  void bind(int port) {
+    if (thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(bound_port.load()));
+    if (port == 0) {
+      bound_port = server.bind_to_any_port(options.host);
+      if (bound_port <= 0) throw std::runtime_error("mock server could not bind an ephemeral port on " + options.host);
+    } else {
+      if (!server.bind_to_port(options.host, port)) {
+        throw std::runtime_error("mock server could not bind " + options.host + ":" + std::to_string(port) +
+                                 "; is the port in use? pick another with --port");
+      }
+      bound_port = port;
+    }
   }
 };
 
@@ -513,18 +527,7 @@ MockServer::MockServer(MockServerOptions options) {
 MockServer::~MockServer() { stop(); }
 
 int MockServer::start(int port) {
-  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port.load()));
-  auto& svr = impl_->server;
-  if (port == 0) {
-    impl_->bound_port = svr.bind_to_any_port(impl_->options.host);
-    if (impl_->bound_port <= 0) throw std::runtime_error("mock server could not bind an ephemeral port on " + impl_->options.host);
-  } else {
-    if (!svr.bind_to_port(impl_->options.host, port)) {
-      throw std::runtime_error("mock server could not bind " + impl_->options.host + ":" + std::to_string(port) +
-                               "; is the port in use? pick another with --port");
-    }
-    impl_->bound_port = port;
-  }
+  impl_->bind(port);
   impl_->listen_finished = false;
   impl_->thread = std::thread([impl = impl_.get()] {
     impl->server.listen_after_bind();
@@ -548,18 +551,8 @@ void MockServer::stop() {
 }
 
 void MockServer::serve(int port) {
-  if (impl_->thread.joinable()) throw std::runtime_error("mock server already started on port " + std::to_string(impl_->bound_port.load()));
+  impl_->bind(port);
   auto& svr = impl_->server;
-  if (port == 0) {
-    impl_->bound_port = svr.bind_to_any_port(impl_->options.host);
-    if (impl_->bound_port <= 0) throw std::runtime_error("mock server could not bind an ephemeral port on " + impl_->options.host);
-  } else {
-    if (!svr.bind_to_port(impl_->options.host, port)) {
-      throw std::runtime_error("mock server could not bind " + impl_->options.host + ":" + std::to_string(port) +
-                               "; is the port in use? pick another with --port");
-    }
-    impl_->bound_port = port;
-  }
   spdlog::info("k3lab mock server listening on {} (simulated endpoint: not evidence about Kimi K3)", base_url());
   impl_->serving_blocking = true;
   svr.listen_after_bind();

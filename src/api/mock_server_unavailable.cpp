@@ -2,33 +2,10 @@
 #include <stdexcept>
 
 #include "k3lab/api/mock_server.hpp"
-#include "k3lab/api/token_estimate.hpp"
 
 namespace k3lab::api {
 
 struct MockServer::Impl {};
-
-std::string_view to_string(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::none: return "none";
-    case FaultKind::rate_limit: return "rate_limit";
-    case FaultKind::overload: return "overload";
-    case FaultKind::server_error: return "server_error";
-    case FaultKind::unavailable: return "unavailable";
-    case FaultKind::drop_mid_stream: return "drop_mid_stream";
-    case FaultKind::slow_first_token: return "slow_first_token";
-  }
-  return "none";
-}
-
-std::string render_prompt(const nlohmann::json& request) {
-  std::string out;
-  if (const auto tools = request.find("tools"); tools != request.end() && !tools->is_null()) out += tools->dump() + "\n";
-  if (const auto messages = request.find("messages"); messages != request.end() && messages->is_array()) {
-    for (const auto& m : *messages) out += m.dump() + "\n";
-  }
-  return out;
-}
 
 MockServer::MockServer(MockServerOptions) {
   throw std::runtime_error(

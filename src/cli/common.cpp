@@ -9,6 +9,10 @@ namespace k3lab::cli {
 LoadedProtocol load(const std::string& id) {
   auto experiment = experiments::make_experiment(id);
   auto protocol = core::load_protocol(core::protocol_path(id), &experiment->parameter_schema());
+  if (protocol.id != id) {
+    throw std::invalid_argument(protocol.path.string() + " declares id \"" + protocol.id + "\", not \"" + id +
+                                "\": a protocol file is named after its experiment's id");
+  }
   return {std::move(experiment), std::move(protocol)};
 }
 

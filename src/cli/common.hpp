@@ -9,6 +9,7 @@
 #include "k3lab/core/freeze.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/registry.hpp"
 #include "k3lab/report/page.hpp"
 
 namespace k3lab::cli {

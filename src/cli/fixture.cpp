@@ -4,10 +4,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "context_probe/cell_prompt.hpp"
-#include "context_probe/parameters.hpp"
-#include "context_probe/prompt_tokens.hpp"
-#include "k3lab/validate/describe_fixture.hpp"
 
 namespace k3lab::cli {
 
@@ -36,20 +32,11 @@ void register_fixture(CLI::App& app, Context& ctx) {
                     "(empty: no cache-buster line)");
   probe->add_flag("--prompt", opt->prompt, "Include the full prompt text (large: about 3 MB at 1M tokens)");
   probe->callback([opt, &ctx] {
-    namespace cp = experiments::context_probe;
     auto loaded = load("context-probe");
-    const cp::Parameters p = cp::parse_parameters(loaded.protocol.parameters_for(opt->profile));
-    const auto counter = cp::make_prompt_token_counter(cp::configured_vocabulary(p, nlohmann::json::object()));
     const nlohmann::json spec = {{"family", opt->family}, {"fixture", opt->index}, {"length", opt->length},
                                  {"prefix_id", opt->prefix_id}};
-    const auto cell = cp::build_cell_prompt(p, spec, "", counter.estimator);
-    auto out = validate::describe_fixture(cell.fixture, {opt->prompt});
-    out["cell"] = {{"family", opt->family},
-                   {"fixture", opt->index},
-                   {"length", opt->length},
-                   {"profile", opt->profile},
-                   {"budget", cell.budget.to_json()},
-                   {"token_counter", counter.to_json()}};
+    auto out = *loaded.experiment->describe_fixture(loaded.protocol.parameters_for(opt->profile), spec, opt->prompt);
+    out["cell"]["profile"] = opt->profile;
     std::cout << out.dump(2) << "\n";
     ctx.exit_code = 0;
   });

@@ -2,9 +2,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/experiments/registry.hpp"
 
 namespace k3lab::cli {
 
@@ -19,10 +19,13 @@ void register_freeze(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<Options>();
   cmd->add_option("experiments", opt->ids, "Experiment ids");
   cmd->add_flag("--all", opt->all, "Freeze all eight protocols");
-  cmd->add_option("--runs", opt->runs, "Runs root checked for results of an older design")->capture_default_str();
-  cmd->add_flag("--force", opt->force, "Re-freeze even though results of the previous design exist");
+  cmd->add_option("--runs", opt->runs,
+                  "Runs root checked for results of the frozen design (the --out of `run`; same default)")
+      ->capture_default_str();
+  cmd->add_flag("--force", opt->force,
+                "Re-freeze even though results of the frozen design exist (recorded as forced in the freeze record)");
   cmd->callback([opt, &ctx] {
-    if (opt->all) opt->ids = core::experiment_ids();
+    if (opt->all) opt->ids = experiments::registry().ids;
     if (opt->ids.empty()) throw std::invalid_argument("freeze: name an experiment id, or pass --all");
     for (const auto& id : opt->ids) {
       auto loaded = load(id);
@@ -32,22 +35,29 @@ void register_freeze(CLI::App& app, Context& ctx) {
         std::cout << id << ": already frozen (sha256 " << hash.substr(0, 16) << ")\n";
         continue;
       }
-      if (previous && !opt->force) {
-        for (const auto& run : core::list_run_dirs(opt->runs, id)) {
-          if (run.manifest.value("protocol_sha256", "") == previous->protocol_sha256 &&
-              !core::finished_units(core::read_ledger(run.path)).empty()) {
-            std::cerr << id << ": refusing to re-freeze: " << run.path.string()
-                      << " holds results of the frozen design. Keep the frozen protocol, or pass --force to "
-                         "start a new design (the old results stay with their own hash)\n";
-            ctx.exit_code = experiments::kExitProtocol;
-            return;
-          }
-        }
+      const auto blocking = core::runs_blocking_refreeze(loaded.protocol, opt->runs);
+      if (!blocking.empty() && !opt->force) {
+        std::cerr << id << ": refusing to re-freeze an edited protocol: results of the frozen design exist in "
+                  << blocking.front().string()
+                  << (blocking.size() > 1 ? " (and " + std::to_string(blocking.size() - 1) + " more run dirs)" : "")
+                  << ". Restore the frozen protocol (git diff shows the edit), or pass --force to freeze a new design "
+                     "(the old results keep their own hash, and the new freeze record says it was forced)\n";
+        ctx.exit_code = experiments::kExitProtocol;
+        return;
       }
-      const auto record = core::freeze(loaded.protocol);
+      core::FreezeOptions options;
+      if (!blocking.empty()) {
+        options.forced = true;
+        options.forced_note = "frozen with --force while results of the previous design " +
+                              (previous ? previous->protocol_sha256.substr(0, 16) : std::string("(no record)")) +
+                              " existed in:";
+        for (const auto& run : blocking) options.forced_note += " " + run.string();
+      }
+      const auto record = core::freeze(loaded.protocol, options);
       std::cout << id << ": frozen sha256 " << record.protocol_sha256.substr(0, 16) << " at rev "
                 << record.source_revision.substr(0, 12) << (record.source_dirty ? " (dirty tree)" : "") << " -> "
                 << core::freeze_record_path(loaded.protocol).string() << "\n";
+      if (record.forced) std::cout << id << ": " << record.forced_note << "\n";
     }
   });
 }

@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "k3lab/experiments/registry.hpp"
 
 namespace k3lab::cli {
 
@@ -20,7 +21,7 @@ void register_list(CLI::App& app, Context& ctx) {
     table.id = "experiments";
     table.columns = {"#", "id", "evidence_class", "runner", "protocol", "title"};
     int index = 0;
-    for (const auto& id : core::experiment_ids()) {
+    for (const auto& id : experiments::registry().ids) {
       ++index;
       std::string runner = "?", frozen = "?", title = "?", evidence = "?";
       try {

@@ -4,9 +4,9 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "agent_replay/agent_mock_model.hpp"
+#include "k3lab/mock/agent_model.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
-#include "context_probe/reader_model.hpp"
+#include "k3lab/mock/reader_model.hpp"
 #include "k3lab/api/mock_server.hpp"
 #include "k3lab/experiments/runner.hpp"
 
@@ -14,7 +14,7 @@ namespace k3lab::cli {
 namespace {
 
 // Agent-replay traffic (requests that declare tools) gets the scripted agent of agent-replay.
-api::MockModel agent_traffic_model() { return experiments::agent_replay::agent_mock_model(); }
+api::MockModel agent_traffic_model() { return mock::agent_mock_model(); }
 
 // One server answers both API experiments: a request with a non-empty tools array is agent traffic,
 // anything else is a context-probe prompt for the deterministic reader.
@@ -54,7 +54,7 @@ void register_mock_server(CLI::App& app, Context& ctx) {
     api::MockServerOptions options;
     options.models = opt->models;
     options.strict_tool_messages = opt->tool_messages == "strict";
-    options.model = dispatch_by_traffic(experiments::context_probe::context_reader_model(reader), agent_traffic_model());
+    options.model = dispatch_by_traffic(mock::context_reader_model(reader), agent_traffic_model());
     api::MockServer server(std::move(options));
     experiments::install_stop_handlers();
     const int port = server.start(opt->port);

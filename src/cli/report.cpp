@@ -1,7 +1,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "k3lab/experiments/registry.hpp"
 #include "k3lab/experiments/report_builder.hpp"
+#include "k3lab/experiments/runner.hpp"
 
 namespace k3lab::cli {
 
@@ -17,13 +19,20 @@ void register_report(CLI::App& app, Context& ctx) {
       throw std::runtime_error("no runs under " + *runs + ": run an experiment first (`k3lab run --all --profile smoke`)"
                                " or point --runs at a runs folder");
     }
-    const auto entries = experiments::build_reports(*runs, *out);
-    for (const auto& e : entries) {
+    const auto outcome = experiments::build_reports(*runs, *out, experiments::registry());
+    for (const auto& e : outcome.entries) {
       std::cout << e.experiment_id << " (" << e.profile << "): " << e.status << " -> " << *out << "/" << e.page_dir
                 << "/index.md\n";
     }
     std::cout << "index: " << *out << "/index.html\n";
-    ctx.exit_code = 0;
+    for (const auto& damaged : outcome.damaged) {
+      std::cerr << "report: " << damaged.run_dir.string() << " could not be rendered: " << damaged.error << "\n";
+    }
+    if (!outcome.damaged.empty()) {
+      std::cerr << "report: " << outcome.damaged.size() << " run dir(s) could not be rendered (listed above and on the "
+                << "index); every other run was rendered\n";
+    }
+    ctx.exit_code = outcome.damaged.empty() ? experiments::kExitOk : experiments::kExitError;
   });
 }
 

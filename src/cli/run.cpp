@@ -7,6 +7,8 @@
 #include "cli/common.hpp"
 #include "k3lab/exec/slurm_executor.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/experiments/registry.hpp"
+#include "k3lab/train/peer_group_factory.hpp"
 
 namespace k3lab::cli {
 namespace {
@@ -36,127 +38,157 @@ std::size_t parse_shard_count(const std::string& text) {
                               text + "\"");
 }
 
+struct RunOptions {
+  std::vector<std::string> ids;
+  bool all = false;
+  std::string profile = "smoke";
+  std::string out = "runs";
+  std::vector<std::string> set;
+  bool unfrozen = false;
+  bool fresh = false;
+  std::string run_dir;
+  std::string worker;
+  std::vector<std::string> units;
+  std::string shard;
+  std::string base_url;
+  int threads = 0;
+  std::string device = "auto";
+  std::string data_dir;
+  std::string executor = "local";
+  std::vector<std::string> slurm_opts;
+  bool dry_run = false;
+  bool requeue = false;
+};
+
+void add_run_options(CLI::App* cmd, RunOptions& opt) {
+  cmd->add_option("experiments", opt.ids, "Experiment ids (see `k3lab list`)");
+  cmd->add_flag("--all", opt.all, "Run every experiment whose runner is built");
+  cmd->add_option("--profile", opt.profile, "full (the seed exactly) or smoke (toy sizes, same code path)")
+      ->check(CLI::IsMember({"full", "smoke"}))
+      ->capture_default_str();
+  cmd->add_option("--out", opt.out, "Runs root; run dirs go to <out>/<id>/<time>-<shortid>/")->capture_default_str();
+  cmd->add_option("--set", opt.set, "Override a parameter, key=value (needs --unfrozen)");
+  cmd->add_flag("--unfrozen", opt.unfrozen, "Allow an unfrozen or overridden protocol; every record says NOT FROZEN");
+  cmd->add_flag("--fresh", opt.fresh, "Start a new run dir instead of resuming the latest one");
+  cmd->add_option("--run-dir", opt.run_dir, "Resume or extend this run dir (shared storage for array tasks)");
+  cmd->add_option("--worker", opt.worker, "Write ledger shard ledger.<worker>.jsonl (one per concurrent worker)");
+  cmd->add_option("--unit", opt.units, "Run only these unit ids");
+  cmd->add_option("--shard", opt.shard, "Run only units with index % n == i, as i/n");
+  cmd->add_option("--base-url", opt.base_url,
+                  "API experiments: OpenAI-compatible endpoint (default $K3LAB_BASE_URL, else the Kimi API when "
+                  "MOONSHOT_API_KEY is set, else the embedded mock server)");
+  cmd->add_option("--threads", opt.threads, "Worker threads for parallel units or calls (0: the protocol's choice)")
+      ->capture_default_str();
+  cmd->add_option("--device", opt.device, "Training device: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--data-dir", opt.data_dir,
+                  "Proxy experiments: root of the token-shard datasets (default $K3LAB_DATA_DIR, else ./data; "
+                  "scripts/build-corpus.sh writes jargon-file there)");
+  cmd->add_option("--executor", opt.executor,
+                  "local (this process) or slurm (submit one sbatch job array over the pending units; docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  cmd->add_option("--slurm-opt", opt.slurm_opts,
+                  "With --executor slurm: an sbatch option as name=value, e.g. --slurm-opt partition=gpu (repeatable)");
+  cmd->add_flag("--dry-run", opt.dry_run, "With --executor slurm: plan the run dir and print the script; submit nothing");
+  cmd->add_flag("--requeue", opt.requeue, "With --executor slurm: let Slurm requeue preempted tasks (resume is safe)");
+}
+
+// The execution options every experiment's units receive.
+nlohmann::json execution_options(const RunOptions& opt) {
+  nlohmann::json options = nlohmann::json::object();
+  if (!opt.base_url.empty()) options["base_url"] = opt.base_url;
+  if (opt.threads > 0) options["threads"] = opt.threads;
+  options["device"] = opt.device;
+  if (!opt.data_dir.empty()) options["data_dir"] = std::filesystem::absolute(opt.data_dir).string();
+  return options;
+}
+
+experiments::RunRequest run_request(const RunOptions& opt, const std::string& id, const nlohmann::json& options,
+                                    const Context& ctx) {
+  experiments::RunRequest request;
+  request.experiment_id = id;
+  request.experiment_factory = [id] { return experiments::make_experiment(id); };
+  request.peer_group_factory = train::make_peer_group;
+  request.profile = opt.profile;
+  request.runs_root = opt.out;
+  request.unfrozen = opt.unfrozen;
+  request.fresh = opt.fresh;
+  request.set_overrides = opt.set;
+  request.options = options;
+  request.argv = ctx.argv;
+  if (!opt.run_dir.empty()) request.run_dir = std::filesystem::path(opt.run_dir);
+  request.worker = opt.worker;
+  request.only_units = opt.units;
+  return request;
+}
+
+// Submits one experiment's pending units as a Slurm job array; returns its exit code (0 when skipped).
+int submit_one(const RunOptions& opt, const std::string& id, const experiments::RunRequest& request) {
+  exec::SlurmSubmitOptions slurm;
+  slurm.slurm_options = opt.slurm_opts;
+  if (!opt.shard.empty()) slurm.shard_count = parse_shard_count(opt.shard);
+  slurm.dry_run = opt.dry_run;
+  slurm.requeue = opt.requeue;
+  const auto submitted = exec::submit_to_slurm(request, slurm);
+  if (opt.all && submitted.exit_code == experiments::kExitNotBuilt) {
+    std::cout << id << ": skipped (runner not built yet)\n";
+    return 0;
+  }
+  if (opt.dry_run && !submitted.script.empty()) std::cout << submitted.script;
+  std::cout << id << ": " << submitted.message << "\n";
+  if (!submitted.job_id.empty()) std::cout << "job " << submitted.job_id << "\n";
+  return submitted.exit_code;
+}
+
+// Runs one experiment in this process; returns its exit code (0 when skipped).
+int run_one(const RunOptions& opt, const std::string& id, experiments::RunRequest request) {
+  if (!opt.slurm_opts.empty() || opt.dry_run || opt.requeue) {
+    throw std::invalid_argument("--slurm-opt, --dry-run and --requeue need --executor slurm");
+  }
+  if (!opt.shard.empty()) request.shard = parse_shard(opt.shard);
+  const auto summary = experiments::run_experiment(request);
+  if (opt.all && summary.exit_code == experiments::kExitNotBuilt) {
+    std::cout << id << ": skipped (runner not built yet)\n";
+    return 0;
+  }
+  std::cout << id << ": " << summary.message;
+  if (!summary.run_dir.empty()) {
+    std::cout << " [results " << summary.results << ", invalid " << summary.invalid << ", failures "
+              << summary.failures << " of " << summary.planned << "]";
+  }
+  std::cout << "\n";
+  return summary.exit_code;
+}
+
+// Runs or submits every named experiment in turn; the first non-zero exit code is the command's.
+void run_experiments(RunOptions& opt, Context& ctx) {
+  if (opt.all) {
+    opt.ids.clear();
+    for (const auto& id : experiments::registry().ids) opt.ids.push_back(id);
+  }
+  if (opt.ids.empty()) throw std::invalid_argument("run: name an experiment id, or pass --all");
+  experiments::install_stop_handlers();
+  const nlohmann::json options = execution_options(opt);
+  int worst = 0;
+  for (const auto& id : opt.ids) {
+    const experiments::RunRequest request = run_request(opt, id, options, ctx);
+    const bool slurm = opt.executor == "slurm";
+    const int exit_code = slurm ? submit_one(opt, id, request) : run_one(opt, id, request);
+    if (exit_code != 0 && worst == 0) worst = exit_code;
+    if (!slurm && exit_code == experiments::kExitInterrupted) break;
+  }
+  ctx.exit_code = worst;
+}
+
 }  // namespace
 
 void register_run(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("run", "Run (or resume) an experiment's frozen protocol into a run directory");
-  struct Options {
-    std::vector<std::string> ids;
-    bool all = false;
-    std::string profile = "smoke";
-    std::string out = "runs";
-    std::vector<std::string> set;
-    bool unfrozen = false;
-    bool fresh = false;
-    std::string run_dir;
-    std::string worker;
-    std::vector<std::string> units;
-    std::string shard;
-    std::string base_url;
-    int threads = 0;
-    std::string device = "auto";
-    std::string data_dir;
-    std::string executor = "local";
-    std::vector<std::string> slurm_opts;
-    bool dry_run = false;
-    bool requeue = false;
-  };
-  auto opt = std::make_shared<Options>();
-  cmd->add_option("experiments", opt->ids, "Experiment ids (see `k3lab list`)");
-  cmd->add_flag("--all", opt->all, "Run every experiment whose runner is built");
-  cmd->add_option("--profile", opt->profile, "full (the seed exactly) or smoke (toy sizes, same code path)")
-      ->check(CLI::IsMember({"full", "smoke"}))
-      ->capture_default_str();
-  cmd->add_option("--out", opt->out, "Runs root; run dirs go to <out>/<id>/<time>-<shortid>/")->capture_default_str();
-  cmd->add_option("--set", opt->set, "Override a parameter, key=value (needs --unfrozen)");
-  cmd->add_flag("--unfrozen", opt->unfrozen, "Allow an unfrozen or overridden protocol; every record says NOT FROZEN");
-  cmd->add_flag("--fresh", opt->fresh, "Start a new run dir instead of resuming the latest one");
-  cmd->add_option("--run-dir", opt->run_dir, "Resume or extend this run dir (shared storage for array tasks)");
-  cmd->add_option("--worker", opt->worker, "Write ledger shard ledger.<worker>.jsonl (one per concurrent worker)");
-  cmd->add_option("--unit", opt->units, "Run only these unit ids");
-  cmd->add_option("--shard", opt->shard, "Run only units with index % n == i, as i/n");
-  cmd->add_option("--base-url", opt->base_url,
-                  "API experiments: OpenAI-compatible endpoint (default $K3LAB_BASE_URL, else the Kimi API when "
-                  "MOONSHOT_API_KEY is set, else the embedded mock server)");
-  cmd->add_option("--threads", opt->threads, "Worker threads for parallel units or calls (0: the protocol's choice)")
-      ->capture_default_str();
-  cmd->add_option("--device", opt->device, "Training device: auto, cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  cmd->add_option("--data-dir", opt->data_dir,
-                  "Proxy experiments: root of the token-shard datasets (default $K3LAB_DATA_DIR, else ./data; "
-                  "scripts/build-corpus.sh writes jargon-file there)");
-  cmd->add_option("--executor", opt->executor,
-                  "local (this process) or slurm (submit one sbatch job array over the pending units; docs/slurm.md)")
-      ->check(CLI::IsMember({"local", "slurm"}))
-      ->capture_default_str();
-  cmd->add_option("--slurm-opt", opt->slurm_opts,
-                  "With --executor slurm: an sbatch option as name=value, e.g. --slurm-opt partition=gpu (repeatable)");
-  cmd->add_flag("--dry-run", opt->dry_run, "With --executor slurm: plan the run dir and print the script; submit nothing");
-  cmd->add_flag("--requeue", opt->requeue, "With --executor slurm: let Slurm requeue preempted tasks (resume is safe)");
-  cmd->callback([opt, &ctx] {
-    if (opt->all) {
-      opt->ids.clear();
-      for (const auto& id : core::experiment_ids()) opt->ids.push_back(id);
-    }
-    if (opt->ids.empty()) throw std::invalid_argument("run: name an experiment id, or pass --all");
-    experiments::install_stop_handlers();
-    nlohmann::json options = nlohmann::json::object();
-    if (!opt->base_url.empty()) options["base_url"] = opt->base_url;
-    if (opt->threads > 0) options["threads"] = opt->threads;
-    options["device"] = opt->device;
-    if (!opt->data_dir.empty()) options["data_dir"] = std::filesystem::absolute(opt->data_dir).string();
-    int worst = 0;
-    for (const auto& id : opt->ids) {
-      experiments::RunRequest request;
-      request.experiment_id = id;
-      request.profile = opt->profile;
-      request.runs_root = opt->out;
-      request.unfrozen = opt->unfrozen;
-      request.fresh = opt->fresh;
-      request.set_overrides = opt->set;
-      request.options = options;
-      request.argv = ctx.argv;
-      if (!opt->run_dir.empty()) request.run_dir = std::filesystem::path(opt->run_dir);
-      request.worker = opt->worker;
-      request.only_units = opt->units;
-      if (opt->executor == "slurm") {
-        exec::SlurmSubmitOptions slurm;
-        slurm.slurm_options = opt->slurm_opts;
-        if (!opt->shard.empty()) slurm.shard_count = parse_shard_count(opt->shard);
-        slurm.dry_run = opt->dry_run;
-        slurm.requeue = opt->requeue;
-        const auto submitted = exec::submit_to_slurm(request, slurm);
-        if (opt->all && submitted.exit_code == experiments::kExitNotBuilt) {
-          std::cout << id << ": skipped (runner not built yet)\n";
-          continue;
-        }
-        if (opt->dry_run && !submitted.script.empty()) std::cout << submitted.script;
-        std::cout << id << ": " << submitted.message << "\n";
-        if (!submitted.job_id.empty()) std::cout << "job " << submitted.job_id << "\n";
-        if (submitted.exit_code != 0 && worst == 0) worst = submitted.exit_code;
-        continue;
-      }
-      if (!opt->slurm_opts.empty() || opt->dry_run || opt->requeue) {
-        throw std::invalid_argument("--slurm-opt, --dry-run and --requeue need --executor slurm");
-      }
-      if (!opt->shard.empty()) request.shard = parse_shard(opt->shard);
-      const auto summary = experiments::run_experiment(request);
-      if (opt->all && summary.exit_code == experiments::kExitNotBuilt) {
-        std::cout << id << ": skipped (runner not built yet)\n";
-        continue;
-      }
-      std::cout << id << ": " << summary.message;
-      if (!summary.run_dir.empty()) {
-        std::cout << " [results " << summary.results << ", invalid " << summary.invalid << ", failures "
-                  << summary.failures << " of " << summary.planned << "]";
-      }
-      std::cout << "\n";
-      if (summary.exit_code != 0 && worst == 0) worst = summary.exit_code;
-      if (summary.exit_code == experiments::kExitInterrupted) break;
-    }
-    ctx.exit_code = worst;
-  });
+  auto opt = std::make_shared<RunOptions>();
+  add_run_options(cmd, *opt);
+  cmd->callback([opt, &ctx] { run_experiments(*opt, ctx); });
 }
 
 }  // namespace k3lab::cli

@@ -9,6 +9,7 @@
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/exec/slurm_executor.hpp"
+#include "k3lab/experiments/registry.hpp"
 
 namespace k3lab::cli {
 namespace {
@@ -18,7 +19,7 @@ constexpr std::size_t kListedTasks = 20;
 
 std::filesystem::path resolve_run_dir(const std::string& target, const std::string& runs_root) {
   if (std::filesystem::is_directory(target)) return target;
-  const auto& ids = core::experiment_ids();
+  const auto& ids = experiments::registry().ids;
   if (std::find(ids.begin(), ids.end(), target) != ids.end()) {
     const auto runs = core::list_run_dirs(runs_root, target);
     if (runs.empty()) throw std::invalid_argument("status: no run of " + target + " under " + runs_root + "/");
@@ -114,6 +115,7 @@ void register_status(CLI::App& app, Context& ctx) {
   cmd->callback([opt, &ctx] {
     const auto run_dir = resolve_run_dir(opt->target, opt->runs);
     exec::StatusOptions options;
+    options.catalog = experiments::registry();
     options.record_failures = !opt->no_record;
     const auto result = exec::run_dir_status(run_dir, options);
     if (opt->json) {

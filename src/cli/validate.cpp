@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/experiments/registry.hpp"
 
 namespace k3lab::cli {
 
@@ -23,7 +24,7 @@ void register_validate(CLI::App& app, Context& ctx) {
     std::vector<std::filesystem::path> paths;
     for (const auto& f : *files) paths.emplace_back(f);
     if (paths.empty()) {
-      for (const auto& id : core::experiment_ids()) paths.push_back(core::protocol_path(id));
+      for (const auto& id : experiments::registry().ids) paths.push_back(core::protocol_path(id));
     }
     int bad = 0;
     for (const auto& path : paths) {

@@ -38,6 +38,22 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " + std::strerror(errno));
   }
+  fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
+void fsync_directory(const std::filesystem::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == EACCES) return;  // a folder we may write but not read: nothing more can be done
+    throw std::runtime_error("cannot open the folder " + folder.string() + " to flush it: " + std::strerror(errno));
+  }
+  const int result = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (result != 0 && err != EINVAL && err != EROFS) {
+    throw std::runtime_error("cannot flush the folder " + folder.string() + ": " + std::strerror(err) +
+                             (err == ENOSPC ? "; the disk is full: free space and run again" : ""));
+  }
 }
 
 }  // namespace k3lab::core

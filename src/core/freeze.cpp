@@ -1,20 +1,26 @@
 #include "k3lab/core/freeze.hpp"
 
-#include <fstream>
-
 #include "k3lab/build_info.hpp"
 #include "k3lab/core/atomic_file.hpp"
+#include "k3lab/core/bounded_json.hpp"
+#include "k3lab/core/ledger.hpp"
 #include "k3lab/core/provenance.hpp"
+#include "k3lab/core/run_dir.hpp"
 
 namespace k3lab::core {
 
 nlohmann::json FreezeRecord::to_json() const {
-  return {{"id", id},
-          {"protocol_sha256", protocol_sha256},
-          {"source_revision", source_revision},
-          {"source_dirty", source_dirty},
-          {"frozen_at", frozen_at},
-          {"k3lab_version", k3lab_version}};
+  nlohmann::json j = {{"id", id},
+                      {"protocol_sha256", protocol_sha256},
+                      {"source_revision", source_revision},
+                      {"source_dirty", source_dirty},
+                      {"frozen_at", frozen_at},
+                      {"k3lab_version", k3lab_version}};
+  if (forced) {
+    j["forced"] = true;
+    j["forced_note"] = forced_note;
+  }
+  return j;
 }
 
 FreezeRecord FreezeRecord::from_json(const nlohmann::json& j) {
@@ -25,6 +31,8 @@ FreezeRecord FreezeRecord::from_json(const nlohmann::json& j) {
   r.source_dirty = j.at("source_dirty").get<bool>();
   r.frozen_at = j.at("frozen_at").get<std::string>();
   r.k3lab_version = j.at("k3lab_version").get<std::string>();
+  r.forced = j.value("forced", false);
+  r.forced_note = j.value("forced_note", "");
   return r;
 }
 
@@ -34,17 +42,17 @@ std::filesystem::path freeze_record_path(const Protocol& protocol) {
 
 std::optional<FreezeRecord> read_freeze_record(const Protocol& protocol) {
   const auto path = freeze_record_path(protocol);
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  if (!std::filesystem::exists(path)) return std::nullopt;
   try {
-    return FreezeRecord::from_json(nlohmann::json::parse(in));
+    return FreezeRecord::from_json(parse_json_bounded(read_bounded_text(path, "freeze record", kFreezeRecordJsonLimits),
+                                                      "the record", kFreezeRecordJsonLimits));
   } catch (const std::exception& e) {
     throw std::runtime_error("freeze record " + path.string() + " is unreadable (" + e.what() +
                              "); restore it from git, or re-freeze with `k3lab freeze " + protocol.id + "`");
   }
 }
 
-FreezeRecord freeze(const Protocol& protocol) {
+FreezeRecord freeze(const Protocol& protocol, const FreezeOptions& options) {
   const SourceRevision rev = source_revision(protocol.path.parent_path());
   FreezeRecord r;
   r.id = protocol.id;
@@ -53,6 +61,8 @@ FreezeRecord freeze(const Protocol& protocol) {
   r.source_dirty = rev.dirty;
   r.frozen_at = utc_now_iso();
   r.k3lab_version = build::kVersion;
+  r.forced = options.forced;
+  r.forced_note = options.forced_note;
   const auto path = freeze_record_path(protocol);
   std::filesystem::create_directories(path.parent_path());
   write_file_atomically(path, r.to_json().dump(2) + "\n");
@@ -79,6 +89,21 @@ FreezeStatus check_freeze(const Protocol& protocol) {
   }
   status.frozen = true;
   return status;
+}
+
+std::vector<std::filesystem::path> runs_blocking_refreeze(const Protocol& protocol,
+                                                          const std::filesystem::path& runs_root) {
+  const auto previous = read_freeze_record(protocol);
+  const std::string now = protocol.hash();
+  if (previous && previous->protocol_sha256 == now) return {};
+  std::vector<std::filesystem::path> blocking;
+  for (const auto& run : list_run_dirs(runs_root, protocol.id)) {
+    const std::string design = run.manifest.at("protocol_sha256").get<std::string>();
+    const bool of_frozen_design =
+        previous ? design == previous->protocol_sha256 : (design != now && run.manifest.at("frozen").get<bool>());
+    if (of_frozen_design && !finished_units(read_ledger(run.path)).empty()) blocking.push_back(run.path);
+  }
+  return blocking;
 }
 
 }  // namespace k3lab::core

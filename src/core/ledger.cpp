@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "k3lab/core/atomic_file.hpp"
+#include "k3lab/core/bounded_json.hpp"
 #include "k3lab/core/provenance.hpp"
 #include "k3lab/core/sha256.hpp"
 
@@ -45,7 +46,40 @@ std::filesystem::path ledger_file(const std::filesystem::path& run_dir, const st
   return run_dir / ("ledger." + worker + ".jsonl");
 }
 
-// Parses complete lines; returns the count. Throws naming the line when one is not JSON.
+std::string short_text(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// Why `record` is not a ledger record ("" when it is one): what every reader relies on.
+std::string record_problem(const nlohmann::json& record) {
+  if (!record.is_object()) return "expected a JSON object, got " + short_text(record);
+  const auto kind = record.find("kind");
+  if (kind == record.end()) return "it has no \"kind\"";
+  if (!kind->is_string() || kind->get_ref<const std::string&>().empty()) {
+    return "\"kind\" must be a non-empty string, got " + short_text(*kind);
+  }
+  const auto unit = record.find("unit");
+  if (unit != record.end() && !unit->is_string()) return "\"unit\" must be a string, got " + short_text(*unit);
+  if (unit == record.end() && is_terminal_kind(kind->get<std::string>())) {
+    return "a \"" + kind->get<std::string>() + "\" record must name its \"unit\"";
+  }
+  const auto seq = record.find("seq");
+  if (seq != record.end() && !seq->is_number_integer()) return "\"seq\" must be an integer, got " + short_text(*seq);
+  const auto t = record.find("t");
+  if (t != record.end() && !t->is_string()) return "\"t\" must be a string, got " + short_text(*t);
+  const auto units = record.find("units");
+  if (*kind == "plan" && units != record.end()) {
+    if (!units->is_array()) return "a plan's \"units\" must be an array of unit ids, got " + short_text(*units);
+    for (const auto& id : *units) {
+      if (!id.is_string()) return "a plan's \"units\" must hold unit id strings, got " + short_text(id);
+    }
+  }
+  return "";
+}
+
+// Parses complete lines; returns the count. Throws naming the file and line when one is not a record.
 std::int64_t check_lines(const std::string& data, std::size_t complete_length, const std::filesystem::path& file,
                          std::vector<nlohmann::json>* out) {
   std::int64_t count = 0;
@@ -55,14 +89,21 @@ std::int64_t check_lines(const std::string& data, std::size_t complete_length, c
     const std::string_view line(data.data() + start, end - start);
     ++count;
     if (!line.empty()) {
+      std::string problem;
+      nlohmann::json record;
       try {
-        auto record = nlohmann::json::parse(line);
-        if (out) out->push_back(std::move(record));
-      } catch (const nlohmann::json::parse_error&) {
-        throw std::runtime_error(file.string() + " line " + std::to_string(count) +
-                                 " is not valid JSON: the ledger was edited or damaged by something other than "
-                                 "k3lab; restore it from a copy (k3lab never rewrites complete lines)");
+        record = parse_json_bounded(line, "it", kLedgerLineJsonLimits);
+        problem = record_problem(record);
+      } catch (const JsonInputError& e) {
+        problem = e.what();
       }
+      if (!problem.empty()) {
+        throw std::runtime_error(file.string() + " line " + std::to_string(count) + " is not a ledger record: " +
+                                 problem + ". The ledger was edited or damaged by something other than k3lab "
+                                 "(k3lab never rewrites complete lines): restore the file from a copy, or move the "
+                                 "run dir aside and start anew with --fresh");
+      }
+      if (out) out->push_back(std::move(record));
     }
     start = end + 1;
   }
@@ -73,6 +114,11 @@ std::int64_t check_lines(const std::string& data, std::size_t complete_length, c
 
 bool is_terminal_kind(const std::string& kind) {
   return kind == "result" || kind == "invalid" || kind == "failure";
+}
+
+bool is_ledger_file_name(const std::string& name) {
+  // ledger.jsonl, or ledger.<worker>.jsonl with a non-empty worker name.
+  return name == "ledger.jsonl" || (name.rfind("ledger.", 0) == 0 && name.size() > 12 && name.ends_with(".jsonl"));
 }
 
 LedgerWriter::LedgerWriter(const std::filesystem::path& run_dir, const std::string& worker)
@@ -88,12 +134,25 @@ LedgerWriter::LedgerWriter(const std::filesystem::path& run_dir, const std::stri
     throw std::runtime_error("another k3lab process is writing " + path_.string() +
                              "; wait for it to finish (one writer per ledger), or give this worker its own shard");
   }
+  const bool new_file = !std::filesystem::exists(path_);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     const int err = errno;
     ::close(lock_fd_);
     throw std::runtime_error("cannot open " + path_.string() + ": " + std::strerror(err));
   }
+  // The destructor does not run for a constructor that throws: release the lock here.
+  try {
+    if (new_file) fsync_directory(run_dir);  // the new shard's name survives a crash, like its records
+    check_existing_lines(run_dir);
+  } catch (...) {
+    ::close(fd_);
+    ::close(lock_fd_);
+    throw;
+  }
+}
+
+void LedgerWriter::check_existing_lines(const std::filesystem::path& run_dir) {
   const std::string data = read_all(fd_);
   const std::size_t last_newline = data.rfind('\n');
   const std::size_t complete = (last_newline == std::string::npos) ? 0 : last_newline + 1;
@@ -123,8 +182,8 @@ LedgerWriter::~LedgerWriter() {
 }
 
 nlohmann::json LedgerWriter::append(nlohmann::json record) {
-  if (!record.contains("kind") || !record["kind"].is_string()) {
-    throw std::invalid_argument("ledger record without a string \"kind\": " + record.dump());
+  if (const std::string problem = record_problem(record); !problem.empty()) {
+    throw std::invalid_argument("not a ledger record (" + problem + "): " + short_text(record));
   }
   record["seq"] = next_seq_;
   record["t"] = utc_now_iso();
@@ -159,10 +218,7 @@ LedgerContents read_ledger(const std::filesystem::path& run_dir) {
     throw std::runtime_error("run directory " + run_dir.string() + " does not exist");
   }
   for (const auto& entry : std::filesystem::directory_iterator(run_dir)) {
-    const std::string name = entry.path().filename().string();
-    const bool main_file = name == "ledger.jsonl";
-    const bool shard = name.rfind("ledger.", 0) == 0 && name.size() > 12 && name.ends_with(".jsonl");
-    if (main_file || shard) files.push_back(entry.path());
+    if (is_ledger_file_name(entry.path().filename().string())) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {

@@ -2,20 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "k3lab/build_info.hpp"
+#include "k3lab/core/bounded_json.hpp"
 #include "k3lab/core/sha256.hpp"
 
 namespace k3lab::core {
-
-const std::vector<std::string>& experiment_ids() {
-  static const std::vector<std::string> ids = {"context-probe", "agent-replay",   "hybrid-attention",
-                                               "attn-res",      "router-balance", "situ-qat",
-                                               "per-head-muon", "memory-pool"};
-  return ids;
-}
 
 const std::vector<std::string>& evidence_classes() {
   static const std::vector<std::string> classes = {"direct-api", "proxy-ablation", "systems-simulation"};
@@ -53,7 +46,7 @@ std::shared_ptr<Schema> profiles_schema() {
 
 Schema make_protocol_schema() {
   Schema s;
-  s.string("id", "experiment id").one_of(experiment_ids());
+  s.string("id", "experiment id (a registered module's id; the file is experiments/<id>.json)");
   s.string("title", "the seed's experiment title");
   s.string("seed_section", "the section of the seed text this protocol freezes");
   s.string("evidence_class", "what kind of evidence a result is").one_of(evidence_classes());
@@ -70,14 +63,6 @@ Schema make_protocol_schema() {
   s.any_object("parameters", "experiment-specific sizes, seeds and budgets (the full profile's values)");
   s.object("profiles", profiles_schema(), "profile overrides merged into parameters");
   return s;
-}
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read protocol file " + file.string() + ": check the path and permissions");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 std::string format_issues(const std::filesystem::path& file, const std::vector<SchemaIssue>& issues) {
@@ -117,10 +102,10 @@ Protocol load_protocol(const std::filesystem::path& file, const Schema* paramete
   Protocol p;
   p.path = file;
   try {
-    p.document = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ProtocolError(file, {{"(syntax)", std::string("not valid JSON: ") + e.what() +
-                                               " -- fix the syntax at that byte offset"}});
+    p.document = parse_json_bounded(read_bounded_text(file, "protocol file", kProtocolJsonLimits), "the file",
+                                    kProtocolJsonLimits);
+  } catch (const JsonInputError& e) {
+    throw ProtocolError(file, {{"(syntax)", e.what()}});
   }
   auto issues = protocol_schema().validate(p.document);
   if (!issues.empty()) throw ProtocolError(file, issues);

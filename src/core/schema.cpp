@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 namespace k3lab::core {
@@ -31,11 +32,24 @@ std::string join_path(const std::string& path, const std::string& name) {
   return path.empty() ? name : path + "." + name;
 }
 
+// An integral number; 2.0 and 1e3 count (JSON does not distinguish), 2.5 does not.
+bool is_integral(const nlohmann::json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+}
+
+// Within int64, the type every module reads integers as. 2^63 is exact as a double, so the upper
+// comparison is exact too.
+bool fits_int64(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX);
+  if (v.is_number_integer()) return true;
+  const double x = v.get<double>();
+  return x >= -0x1p63 && x < 0x1p63;
+}
+
 bool type_matches(FieldType type, const nlohmann::json& v) {
   switch (type) {
     case FieldType::String: return v.is_string();
-    case FieldType::Integer: return v.is_number_integer() ||
-                                    (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    case FieldType::Integer: return is_integral(v);
     case FieldType::Number: return v.is_number();
     case FieldType::Boolean: return v.is_boolean();
     case FieldType::Object: return v.is_object();
@@ -57,6 +71,11 @@ void check_scalar(const Field& f, FieldType type, const nlohmann::json& v, const
                   std::vector<SchemaIssue>& issues) {
   if (!type_matches(type, v)) {
     issues.push_back({path, "expected " + field_type_name(type) + ", got " + describe_value(v)});
+    return;
+  }
+  if (type == FieldType::Integer && !fits_int64(v)) {
+    issues.push_back({path, "expected an integer between -9223372036854775808 and 9223372036854775807, got " +
+                                describe_value(v)});
     return;
   }
   if (v.is_number()) {

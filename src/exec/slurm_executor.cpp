@@ -66,7 +66,8 @@ PlannedRun load_planned_run(const std::filesystem::path& run_dir, const core::Le
   run.manifest = core::read_manifest(run_dir);
   run.parameters = run.manifest.value("parameters", nlohmann::json::object());
   try {
-    run.experiment = factory ? factory() : experiments::make_experiment(run.manifest.value("experiment", ""));
+    if (!factory) throw std::logic_error("no experiment module was given for " + run_dir.string());
+    run.experiment = factory();
     run.protocol = core::protocol_from_document(run.manifest.at("protocol"), run_dir / "manifest.json");
     run.units = run.experiment->enumerate(*run.protocol, run.parameters);
   } catch (const std::exception& e) {
@@ -229,7 +230,9 @@ std::vector<std::string> task_run_arguments(const experiments::RunRequest& reque
   return args;
 }
 
-SubmitResult submit_to_slurm(const experiments::RunRequest& request, const SlurmSubmitOptions& options) {
+namespace {
+
+void check_submit_request(const experiments::RunRequest& request, const SlurmSubmitOptions& options) {
   if (!request.worker.empty()) {
     throw std::invalid_argument("--worker cannot be combined with --executor slurm: each array task writes its own "
                                 "ledger shard (ledger.slurm-<job>-<task>.jsonl)");
@@ -244,25 +247,209 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
     throw std::invalid_argument("--unit and --shard N cannot be combined with --executor slurm: a shard task runs "
                                 "every pending unit of its shard. Drop --shard to submit one task per named unit");
   }
-  const CommandRunner runner = options.runner ? options.runner : CommandRunner(run_command);
-  const auto run_arguments = task_run_arguments(request);
-  const auto user_options = parse_slurm_options(options.slurm_options);
+}
 
+// Creates or reopens the run dir with its plan recorded (a plan-only run). False when there is nothing
+// to submit; `result` then says why.
+bool plan_for_submission(const experiments::RunRequest& request, SubmitResult& result) {
   experiments::RunRequest plan_request = request;
   plan_request.plan_only = true;
   plan_request.only_units.clear();
   const auto planned_summary = experiments::run_experiment(plan_request);
-  SubmitResult result;
   result.exit_code = planned_summary.exit_code;
   result.planned = planned_summary.planned;
   result.message = planned_summary.message;
-  if (planned_summary.run_dir.empty() || planned_summary.exit_code != experiments::kExitOk) return result;
+  if (planned_summary.run_dir.empty() || planned_summary.exit_code != experiments::kExitOk) return false;
   result.run_dir = std::filesystem::absolute(planned_summary.run_dir).lexically_normal();
   if (planned_summary.already_complete) {
     result.finished = planned_summary.results + planned_summary.invalid + planned_summary.failures;
     result.message = planned_summary.message + "; nothing to submit";
-    return result;
+    return false;
   }
+  return true;
+}
+
+// Queued or running tasks that still hold a unit without a terminal record ("job J tasks 0-3; ..."),
+// or "" when there are none.
+std::string live_tasks(const Reconciled& rec, const std::set<std::string>& done) {
+  std::map<std::string, std::vector<std::string>> live;
+  for (const auto& job : rec.jobs) {
+    for (const auto& t : job.tasks) {
+      const TaskState* state = task_state(job, t.index, rec.states);
+      const bool holds_pending =
+          std::any_of(t.units.begin(), t.units.end(), [&](const std::string& u) { return !done.count(u); });
+      if (state && classify(*state) == TaskEnd::Active && holds_pending) {
+        live[job.job_id].push_back(std::to_string(t.index));
+      }
+    }
+  }
+  std::string which;
+  for (const auto& [job, tasks] : live) {
+    which += (which.empty() ? "" : "; ") + std::string("job ") + job + " tasks " +
+             array_ranges([&] {
+               std::vector<std::size_t> v;
+               for (const auto& t : tasks) v.push_back(std::stoul(t));
+               return v;
+             }());
+  }
+  return which;
+}
+
+// The units of the frozen plan still to run (restricted to --unit when given), with plan positions.
+struct PendingUnits {
+  std::map<std::string, std::size_t> position;  // every unit of the plan
+  std::vector<std::string> units;
+  std::size_t finished = 0;  // units of the plan with a terminal record
+};
+
+PendingUnits pending_units(const PlannedRun& run, const std::vector<std::string>& only_units,
+                           const std::set<std::string>& done) {
+  PendingUnits pending;
+  for (std::size_t i = 0; i < run.plan.size(); ++i) pending.position.emplace(run.plan[i], i);
+  for (const auto& wanted : only_units) {
+    if (!pending.position.count(wanted)) {
+      throw std::invalid_argument("--unit " + wanted + " is not a unit of this run (`k3lab plan " +
+                                  run.manifest.value("experiment", "") + " --units` lists them)");
+    }
+  }
+  const std::set<std::string> only(only_units.begin(), only_units.end());
+  for (const auto& unit : run.plan) {
+    if (done.count(unit)) ++pending.finished;
+    else if (only.empty() || only.count(unit)) pending.units.push_back(unit);
+  }
+  return pending;
+}
+
+// Fills spec.tasks: one task per unit at its plan position, or the units dealt over --shard N tasks by
+// plan position. Returns the most units one task runs.
+std::size_t lay_out_tasks(SbatchScriptSpec& spec, const PendingUnits& pending, const SlurmSubmitOptions& options,
+                          const CommandRunner& runner) {
+  std::size_t max_units_per_task = 1;
+  if (options.shard_count) {
+    spec.layout = TaskLayout::Shards;
+    spec.shard_count = *options.shard_count;
+    std::map<std::size_t, std::vector<std::string>> shards;
+    for (const auto& unit : pending.units) shards[pending.position.at(unit) % spec.shard_count].push_back(unit);
+    for (auto& [index, units] : shards) {
+      max_units_per_task = std::max(max_units_per_task, units.size());
+      spec.tasks.push_back({index, std::move(units)});
+    }
+  } else {
+    spec.layout = TaskLayout::PerUnit;
+    for (const auto& unit : pending.units) spec.tasks.push_back({pending.position.at(unit), {unit}});
+    const std::size_t highest = spec.tasks.back().index;
+    const std::size_t limit = max_array_size(runner);
+    if (highest >= limit) {
+      throw std::invalid_argument("unit " + std::to_string(highest) + " of the plan needs array index " +
+                                  std::to_string(highest) + ", above this cluster's MaxArraySize " +
+                                  std::to_string(limit) + ": submit shards instead, e.g. --shard " +
+                                  std::to_string(std::min<std::size_t>(limit - 1, 256)));
+    }
+  }
+  return max_units_per_task;
+}
+
+// The script's #SBATCH options: k3lab's defaults and resources for the run, overridden by the user's.
+std::vector<SbatchOption> script_options(const SbatchScriptSpec& spec, const PlannedRun& run,
+                                         const experiments::RunRequest& request, std::size_t max_units_per_task,
+                                         const std::vector<SbatchOption>& user_options) {
+  ResourceInputs inputs;
+  inputs.evidence_class = run.manifest.value("evidence_class", "");
+  inputs.profile = spec.profile;
+  inputs.device = request.options.value("device", std::string("auto"));
+  inputs.threads = request.options.value("threads", 0);
+  inputs.gpu_hours_per_unit =
+      gpu_hours_per_unit(run.experiment->plan_details(*run.protocol, run.parameters, run.units), run.units.size());
+  inputs.max_units_per_task = max_units_per_task;
+  std::vector<SbatchOption> defaults = {{"job-name", "k3lab-" + spec.experiment_id},
+                                        {"output", (spec.run_dir / "slurm" / "%A_%a.out").string()},
+                                        {"open-mode", "append"},
+                                        {"chdir", spec.workdir.string()}};
+  for (auto& o : default_resources(inputs)) defaults.push_back(std::move(o));
+  return merge_options(defaults, user_options);
+}
+
+SbatchScriptSpec script_spec(const experiments::RunRequest& request, const SlurmSubmitOptions& options,
+                             const PlannedRun& run, const std::filesystem::path& run_dir,
+                             const std::vector<std::string>& run_arguments) {
+  SbatchScriptSpec spec;
+  spec.experiment_id = run.manifest.value("experiment", request.experiment_id);
+  spec.profile = run.manifest.value("profile", request.profile);
+  spec.run_dir = run_dir;
+  spec.k3lab_binary = std::filesystem::absolute(options.k3lab_binary.empty() ? this_executable() : options.k3lab_binary);
+  spec.workdir = std::filesystem::current_path();
+  spec.protocol_dir = std::filesystem::absolute(
+      request.protocol_file ? request.protocol_file->parent_path() : core::protocol_dir()).lexically_normal();
+  spec.run_arguments = run_arguments;
+  spec.requeue = options.requeue;
+  return spec;
+}
+
+void check_ranks_per_task(const SbatchScriptSpec& spec, const PlannedRun& run) {
+  if (spec.ranks_per_task > 1 && !run.experiment->supports_data_parallel()) {
+    throw std::invalid_argument(spec.experiment_id + " runs one process per unit, but the Slurm options ask for " +
+                                std::to_string(spec.ranks_per_task) +
+                                " tasks per array task (ntasks / ntasks-per-node): drop them, or use --shard to "
+                                "spread short units over more array tasks");
+  }
+}
+
+// Hands the script to sbatch and sets result.job_id and result.script_path (the script renamed after
+// its job once sbatch has read it).
+void run_sbatch(SubmitResult& result, const CommandRunner& runner) {
+  const auto staged = result.run_dir / "slurm" / "submit.sh";
+  core::write_file_atomically(staged, result.script);
+  const std::vector<std::string> sbatch = {"sbatch", "--parsable", staged.string()};
+  const auto submitted = runner(sbatch);
+  if (submitted.not_found) {
+    throw std::runtime_error("sbatch is not installed here: submit from a Slurm login node (the script is at " +
+                             staged.string() + "; --dry-run prints it)");
+  }
+  std::string job_id = submitted.out.substr(0, submitted.out.find_first_of(";\n"));
+  if (submitted.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
+    std::string said = submitted.err + submitted.out;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    throw std::runtime_error("`" + command_line(sbatch) + "` failed (exit " + std::to_string(submitted.exit_code) +
+                             "): " + said + "; nothing was submitted (is SLURM_CONF set, or is this a login node?)");
+  }
+  result.job_id = job_id;
+  result.script_path = result.run_dir / "slurm" / ("job-" + job_id + ".sh");
+  std::filesystem::rename(staged, result.script_path);  // sbatch has read it: the name records the job
+}
+
+void record_submitted_job(const SubmitResult& result, const SbatchScriptSpec& spec,
+                          const experiments::RunRequest& request) {
+  const std::string& job_id = result.job_id;
+  JobRecord record;
+  record.job_id = job_id;
+  record.job_name = option_value(spec.options, "job-name");
+  record.submitted = core::utc_now_iso();
+  record.layout = spec.layout;
+  record.shard_count = spec.shard_count;
+  record.tasks = spec.tasks;
+  record.script = std::filesystem::relative(result.script_path, result.run_dir).string();
+  record.output = option_value(spec.options, "output");
+  record.requeue = spec.requeue;
+  record.command = request.argv;
+  try {
+    append_job_record(result.run_dir, record);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("job " + job_id + " was submitted but could not be recorded (" + e.what() +
+                             "): `k3lab status` will not follow it; cancel it (scancel " + job_id +
+                             ") and submit again once the run dir is writable");
+  }
+}
+
+}  // namespace
+
+SubmitResult submit_to_slurm(const experiments::RunRequest& request, const SlurmSubmitOptions& options) {
+  check_submit_request(request, options);
+  const CommandRunner runner = options.runner ? options.runner : CommandRunner(run_command);
+  const auto run_arguments = task_run_arguments(request);
+  const auto user_options = parse_slurm_options(options.slurm_options);
+
+  SubmitResult result;
+  if (!plan_for_submission(request, result)) return result;
   check_slurm_path(result.run_dir, "run dir");
 
   RunDirLock lock(result.run_dir);
@@ -285,112 +472,31 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   }
 
   const auto done = terminal_units(records);
-  // Queued or running tasks that still hold a unit without a terminal record, by job id.
-  std::map<std::string, std::vector<std::string>> live;
-  for (const auto& job : rec.jobs) {
-    for (const auto& t : job.tasks) {
-      const TaskState* state = task_state(job, t.index, rec.states);
-      const bool holds_pending =
-          std::any_of(t.units.begin(), t.units.end(), [&](const std::string& u) { return !done.count(u); });
-      if (state && classify(*state) == TaskEnd::Active && holds_pending) {
-        live[job.job_id].push_back(std::to_string(t.index));
-      }
-    }
-  }
+  const std::string live = live_tasks(rec, done);
   if (!live.empty()) {
-    std::string which;
-    for (const auto& [job, tasks] : live) {
-      which += (which.empty() ? "" : "; ") + std::string("job ") + job + " tasks " +
-               array_ranges([&] {
-                 std::vector<std::size_t> v;
-                 for (const auto& t : tasks) v.push_back(std::stoul(t));
-                 return v;
-               }());
-    }
     result.exit_code = experiments::kExitError;
     result.message = "nothing submitted: earlier tasks of " + result.run_dir.string() + " are still queued or running (" +
-                     which + "). Wait until they end (`k3lab status " + result.run_dir.string() +
+                     live + "). Wait until they end (`k3lab status " + result.run_dir.string() +
                      "`) or cancel them (scancel <job>), then submit again";
     return result;
   }
 
-  std::map<std::string, std::size_t> position;
-  for (std::size_t i = 0; i < run.plan.size(); ++i) position.emplace(run.plan[i], i);
-  for (const auto& wanted : request.only_units) {
-    if (!position.count(wanted)) {
-      throw std::invalid_argument("--unit " + wanted + " is not a unit of this run (`k3lab plan " +
-                                  run.manifest.value("experiment", "") + " --units` lists them)");
-    }
-  }
-  const std::set<std::string> only(request.only_units.begin(), request.only_units.end());
-  std::vector<std::string> pending;
-  for (const auto& unit : run.plan) {
-    if (done.count(unit)) ++result.finished;
-    else if (only.empty() || only.count(unit)) pending.push_back(unit);
-  }
-  if (pending.empty()) {
+  const PendingUnits pending = pending_units(run, request.only_units, done);
+  result.finished = pending.finished;
+  if (pending.units.empty()) {
     result.message = result.run_dir.string() + ": nothing to submit; " + std::to_string(result.finished) + " of " +
                      std::to_string(run.plan.size()) + " units have a terminal record" +
-                     (only.empty() ? "" : " (and the named units are among them)");
+                     (request.only_units.empty() ? "" : " (and the named units are among them)");
     return result;
   }
 
-  SbatchScriptSpec spec;
-  spec.experiment_id = run.manifest.value("experiment", request.experiment_id);
-  spec.profile = run.manifest.value("profile", request.profile);
-  spec.run_dir = result.run_dir;
-  spec.k3lab_binary = std::filesystem::absolute(options.k3lab_binary.empty() ? this_executable() : options.k3lab_binary);
-  spec.workdir = std::filesystem::current_path();
-  spec.protocol_dir = std::filesystem::absolute(
-      request.protocol_file ? request.protocol_file->parent_path() : core::protocol_dir()).lexically_normal();
-  spec.run_arguments = run_arguments;
-  spec.requeue = options.requeue;
-  std::size_t max_units_per_task = 1;
-  if (options.shard_count) {
-    spec.layout = TaskLayout::Shards;
-    spec.shard_count = *options.shard_count;
-    std::map<std::size_t, std::vector<std::string>> shards;
-    for (const auto& unit : pending) shards[position[unit] % spec.shard_count].push_back(unit);
-    for (auto& [index, units] : shards) {
-      max_units_per_task = std::max(max_units_per_task, units.size());
-      spec.tasks.push_back({index, std::move(units)});
-    }
-  } else {
-    spec.layout = TaskLayout::PerUnit;
-    for (const auto& unit : pending) spec.tasks.push_back({position[unit], {unit}});
-    const std::size_t highest = spec.tasks.back().index;
-    const std::size_t limit = max_array_size(runner);
-    if (highest >= limit) {
-      throw std::invalid_argument("unit " + std::to_string(highest) + " of the plan needs array index " +
-                                  std::to_string(highest) + ", above this cluster's MaxArraySize " +
-                                  std::to_string(limit) + ": submit shards instead, e.g. --shard " +
-                                  std::to_string(std::min<std::size_t>(limit - 1, 256)));
-    }
-  }
+  SbatchScriptSpec spec = script_spec(request, options, run, result.run_dir, run_arguments);
+  const std::size_t max_units_per_task = lay_out_tasks(spec, pending, options, runner);
   for (const auto& t : spec.tasks) result.submitted_units += t.units.size();
   result.tasks = spec.tasks.size();
-
-  ResourceInputs inputs;
-  inputs.evidence_class = run.manifest.value("evidence_class", "");
-  inputs.profile = spec.profile;
-  inputs.device = request.options.value("device", std::string("auto"));
-  inputs.threads = request.options.value("threads", 0);
-  inputs.gpu_hours_per_unit =
-      gpu_hours_per_unit(run.experiment->plan_details(*run.protocol, run.parameters, run.units), run.units.size());
-  inputs.max_units_per_task = max_units_per_task;
-  std::vector<SbatchOption> defaults = {{"job-name", "k3lab-" + spec.experiment_id},
-                                        {"output", (result.run_dir / "slurm" / "%A_%a.out").string()},
-                                        {"open-mode", "append"},
-                                        {"chdir", spec.workdir.string()}};
-  for (auto& o : default_resources(inputs)) defaults.push_back(std::move(o));
-  spec.options = merge_options(defaults, user_options);
+  spec.options = script_options(spec, run, request, max_units_per_task, user_options);
   spec.ranks_per_task = ranks_per_task(spec.options);
-  if (spec.ranks_per_task > 1 && !run.experiment->supports_data_parallel()) {
-    throw std::invalid_argument(spec.experiment_id + " runs one process per unit, but the Slurm options ask for " +
-                                std::to_string(spec.ranks_per_task) +
-                                " tasks per array task (ntasks / ntasks-per-node): drop them, or use --shard to "
-                                "spread short units over more array tasks");
-  }
+  check_ranks_per_task(spec, run);
   result.script = render_sbatch_script(spec);
 
   if (options.dry_run) {
@@ -400,44 +506,9 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
     return result;
   }
 
-  const auto staged = result.run_dir / "slurm" / "submit.sh";
-  core::write_file_atomically(staged, result.script);
-  const std::vector<std::string> sbatch = {"sbatch", "--parsable", staged.string()};
-  const auto submitted = runner(sbatch);
-  if (submitted.not_found) {
-    throw std::runtime_error("sbatch is not installed here: submit from a Slurm login node (the script is at " +
-                             staged.string() + "; --dry-run prints it)");
-  }
-  std::string job_id = submitted.out.substr(0, submitted.out.find_first_of(";\n"));
-  if (submitted.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
-    std::string said = submitted.err + submitted.out;
-    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-    throw std::runtime_error("`" + command_line(sbatch) + "` failed (exit " + std::to_string(submitted.exit_code) +
-                             "): " + said + "; nothing was submitted (is SLURM_CONF set, or is this a login node?)");
-  }
-  result.job_id = job_id;
-  result.script_path = result.run_dir / "slurm" / ("job-" + job_id + ".sh");
-  std::filesystem::rename(staged, result.script_path);  // sbatch has read it: the name records the job
-
-  JobRecord record;
-  record.job_id = job_id;
-  record.job_name = option_value(spec.options, "job-name");
-  record.submitted = core::utc_now_iso();
-  record.layout = spec.layout;
-  record.shard_count = spec.shard_count;
-  record.tasks = spec.tasks;
-  record.script = std::filesystem::relative(result.script_path, result.run_dir).string();
-  record.output = option_value(spec.options, "output");
-  record.requeue = spec.requeue;
-  record.command = request.argv;
-  try {
-    append_job_record(result.run_dir, record);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("job " + job_id + " was submitted but could not be recorded (" + e.what() +
-                             "): `k3lab status` will not follow it; cancel it (scancel " + job_id +
-                             ") and submit again once the run dir is writable");
-  }
-  result.message = "submitted job " + job_id + ": " + std::to_string(result.tasks) + " array tasks over " +
+  run_sbatch(result, runner);
+  record_submitted_job(result, spec, request);
+  result.message = "submitted job " + result.job_id + ": " + std::to_string(result.tasks) + " array tasks over " +
                    std::to_string(result.submitted_units) + " pending units (" + std::to_string(result.finished) +
                    " of " + std::to_string(run.plan.size()) + " already have a terminal record) into " +
                    result.run_dir.string() + "; `k3lab status " + result.run_dir.string() + "` follows it";
@@ -451,7 +522,9 @@ StatusResult run_dir_status(const std::filesystem::path& run_dir, const StatusOp
   std::optional<RunDirLock> lock;
   if (std::filesystem::exists(job_records_path(run_dir))) lock.emplace(run_dir);
   const bool locked = lock && lock->held();
-  const auto run = load_planned_run(run_dir, core::read_ledger(run_dir), nullptr);
+  const std::string id = core::read_manifest(run_dir).value("experiment", "");
+  const auto run = load_planned_run(run_dir, core::read_ledger(run_dir),
+                                    [&] { return options.catalog.make(id); });
   result.manifest = run.manifest;
   result.planned = run.plan.size();
   const bool write = options.record_failures && locked;

@@ -1,7 +1,10 @@
 #include "k3lab/experiments/report_builder.hpp"
 
+#include <cctype>
 #include <map>
+#include <optional>
 
+#include "k3lab/core/atomic_file.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -20,14 +23,52 @@ std::string frozen_detail(const nlohmann::json& manifest) {
          record.value("frozen_at", "?") + " (source rev " + record.value("source_revision", "?") + ")";
 }
 
+// Where the notes of run dirs that could not be rendered go, one folder per run dir.
+constexpr const char* kDamagedFolder = "damaged";
+
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+// A folder name for the note page: the run dir's name with anything but [A-Za-z0-9._-] replaced.
+std::string note_folder_name(const std::filesystem::path& run_dir) {
+  std::string name = run_dir.filename().string();
+  for (char& c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  }
+  return name.empty() || name.front() == '.' ? "_" + name : name;
+}
+
+// Writes the run dir's note page and index entry, and lists it as damaged.
+void add_damaged(ReportOutcome& outcome, DamagedRun damaged, const std::string& profile,
+                 const std::filesystem::path& runs_root, const std::filesystem::path& out_root) {
+  const std::string shown = std::filesystem::relative(damaged.run_dir, runs_root).string();
+  const std::filesystem::path page_dir =
+      std::filesystem::path(kDamagedFolder) / damaged.experiment_id / note_folder_name(damaged.run_dir);
+  std::filesystem::create_directories(out_root / page_dir);
+  core::write_file_atomically(out_root / page_dir / "index.md",
+                              "# " + damaged.experiment_id + ": a run dir that could not be rendered\n\nRun dir: `" +
+                                  shown + "` (under the runs folder)\n\n```\n" + damaged.error +
+                                  "\n```\n\nNothing from this run dir appears in the report. Every other run was "
+                                  "rendered as usual; `k3lab report` exits with status 1 until it is repaired or set "
+                                  "aside.\n");
+  outcome.entries.push_back({damaged.experiment_id, "", "", profile, "DAMAGED: " + one_line(damaged.error), false,
+                             page_dir.string(), {"damaged run dir " + shown + ": not rendered"}});
+  outcome.damaged.push_back(std::move(damaged));
+}
+
 }  // namespace
 
-report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root) {
+report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
+                        const Catalog& catalog) {
   RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
   const auto& manifest = records.manifest;
   const std::string id = manifest.at("experiment").get<std::string>();
   const auto protocol = core::protocol_from_document(manifest.at("protocol"), run_dir / "manifest.json");
-  auto experiment = make_experiment(id);
+  auto experiment = catalog.make(id);
 
   report::Page page;
   page.experiment_id = id;
@@ -77,22 +118,43 @@ report::Page build_page(const std::filesystem::path& run_dir, const std::filesys
   return page;
 }
 
-std::vector<report::IndexEntry> build_reports(const std::filesystem::path& runs_root,
-                                              const std::filesystem::path& out_root) {
-  std::vector<report::IndexEntry> entries;
+ReportOutcome build_reports(const std::filesystem::path& runs_root, const std::filesystem::path& out_root,
+                            const Catalog& catalog) {
+  ReportOutcome outcome;
   std::filesystem::create_directories(out_root);
-  for (const auto& id : core::experiment_ids()) {
+  // An earlier report's notes go; those of run dirs still damaged are written again below.
+  std::filesystem::remove_all(out_root / kDamagedFolder);
+  for (const auto& id : catalog.ids) {
+    core::RunDirScan scan;
+    try {
+      scan = core::scan_run_dirs(runs_root, id);
+    } catch (const std::exception& e) {
+      add_damaged(outcome, {id, runs_root / id, e.what()}, "", runs_root, out_root);
+      continue;
+    }
     for (const auto& profile : core::profile_names()) {
-      const auto run = core::latest_run_dir(runs_root, id, profile);
-      if (!run) continue;
-      const auto page = build_page(run->path, runs_root);
-      const auto folder = report::render_page(page, out_root);
-      entries.push_back({page.experiment_id, page.title, page.evidence_class, page.profile, page.status, page.frozen,
-                         std::filesystem::relative(folder, out_root).string(), page.labels});
+      const core::RunDirInfo* latest = nullptr;
+      for (const auto& run : scan.runs) {
+        if (run.manifest.at("profile") == profile) latest = &run;
+      }
+      if (!latest) continue;
+      std::optional<report::Page> page;
+      try {
+        page = build_page(latest->path, runs_root, catalog);
+      } catch (const std::exception& e) {
+        add_damaged(outcome, {id, latest->path, e.what()}, profile, runs_root, out_root);
+        continue;
+      }
+      const auto folder = report::render_page(*page, out_root);
+      outcome.entries.push_back({page->experiment_id, page->title, page->evidence_class, page->profile, page->status,
+                                 page->frozen, std::filesystem::relative(folder, out_root).string(), page->labels});
+    }
+    for (const auto& damaged : scan.damaged) {
+      add_damaged(outcome, {id, damaged.run_dir(), damaged.what()}, "", runs_root, out_root);
     }
   }
-  report::render_index(entries, out_root);
-  return entries;
+  report::render_index(outcome.entries, out_root);
+  return outcome;
 }
 
 }  // namespace k3lab::experiments

@@ -15,12 +15,11 @@ std::size_t align_up(std::size_t bytes) {
   return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
 }
 
-void check_head_dim(std::int64_t dim, const char* name) {
-  if (dim < 16 || dim > kKdaMaxHeadDim || dim % 16 != 0) {
-    throw std::invalid_argument(std::string("KDA: ") + name + " = " + std::to_string(dim) +
-                                " is not supported; use a multiple of 16 between 16 and " +
-                                std::to_string(kKdaMaxHeadDim) + " (pad the head otherwise)");
-  }
+std::string head_dim_problem(std::int64_t dim, const char* name) {
+  if (dim >= 16 && dim <= kKdaMaxHeadDim && dim % 16 == 0) return "";
+  return std::string("KDA: ") + name + " = " + std::to_string(dim) +
+         " is not supported; use a multiple of 16 between 16 and " +
+         std::to_string(kKdaMaxHeadDim) + " (pad the head otherwise)";
 }
 
 void require(const void* pointer, const char* name) {
@@ -41,24 +40,25 @@ float KdaOptions::resolved_scale(std::int64_t key_dim) const {
   return scale != 0.0f ? scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(key_dim)));
 }
 
-void kda_validate(const KdaShape& shape, const KdaOptions& options) {
+std::string kda_shape_problem(const KdaShape& shape) {
   if (shape.batch < 1 || shape.seq_len < 0 || shape.heads < 1) {
-    throw std::invalid_argument("KDA: batch and heads must be >= 1 and seq_len >= 0 (got batch=" +
-                                std::to_string(shape.batch) + ", seq_len=" +
-                                std::to_string(shape.seq_len) + ", heads=" +
-                                std::to_string(shape.heads) + ")");
+    return "KDA: batch and heads must be >= 1 and seq_len >= 0 (got batch=" +
+           std::to_string(shape.batch) + ", seq_len=" + std::to_string(shape.seq_len) +
+           ", heads=" + std::to_string(shape.heads) + ")";
   }
   if (shape.heads > 65535) {
-    throw std::invalid_argument("KDA: heads = " + std::to_string(shape.heads) +
-                                " exceeds the grid's y limit 65535; split the heads into calls");
+    return "KDA: heads = " + std::to_string(shape.heads) +
+           " exceeds the grid's y limit 65535; split the heads into calls";
   }
   if (shape.num_seqs < 1 || shape.num_seqs > 2147483647) {
-    throw std::invalid_argument("KDA: num_seqs = " + std::to_string(shape.num_seqs) +
-                                " must be in [1, 2^31); set it to batch, or to the number of "
-                                "sequences in cu_seqlens");
+    return "KDA: num_seqs = " + std::to_string(shape.num_seqs) +
+           " must be in [1, 2^31); set it to batch, or to the number of sequences in cu_seqlens";
   }
-  check_head_dim(shape.key_dim, "key_dim");
-  check_head_dim(shape.value_dim, "value_dim");
+  const std::string key = head_dim_problem(shape.key_dim, "key_dim");
+  return key.empty() ? head_dim_problem(shape.value_dim, "value_dim") : key;
+}
+
+void kda_validate_options(const KdaOptions& options) {
   if (!(options.lower_bound >= -5.0f && options.lower_bound < 0.0f)) {
     throw std::invalid_argument("KDA: lower_bound = " + std::to_string(options.lower_bound) +
                                 " is outside [-5, 0); the chunkwise factorisation over 16-token "
@@ -67,6 +67,12 @@ void kda_validate(const KdaShape& shape, const KdaOptions& options) {
   if (!std::isfinite(options.scale) || options.scale < 0.0f) {
     throw std::invalid_argument("KDA: scale must be finite and > 0 (or 0 for key_dim^-0.5)");
   }
+}
+
+void kda_validate(const KdaShape& shape, const KdaOptions& options) {
+  const std::string problem = kda_shape_problem(shape);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  kda_validate_options(options);
 }
 
 std::int64_t kda_tile_count_bound(const KdaShape& shape) {

@@ -60,6 +60,15 @@ inline void check_sequence_args(const std::string& where, const torch::Tensor& q
   }
 }
 
+// Chunks are split into 16-token sub-chunks (kda_intra_chunk_scores), so longer chunks must be
+// multiples of 16.
+inline void check_chunk_size(const std::string& where, std::int64_t chunk_size) {
+  if (chunk_size <= 0 || (chunk_size > 16 && chunk_size % 16 != 0)) {
+    fail(where, "chunk_size must be positive and either <= 16 or a multiple of 16 (e.g. 16, 32, "
+                "64), got " + std::to_string(chunk_size));
+  }
+}
+
 // float64 inputs compute in float64; everything else in float32 (fla keeps the state in fp32).
 inline torch::ScalarType compute_dtype(const torch::Tensor& q) {
   return q.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;

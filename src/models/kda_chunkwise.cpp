@@ -98,13 +98,6 @@ torch::Tensor intra_scores(const torch::Tensor& x, const torch::Tensor& k, const
   return torch::cat(rows, -2);  // (..., C, C)
 }
 
-void check_chunk_size(const std::string& where, std::int64_t chunk_size) {
-  if (chunk_size <= 0 || (chunk_size > kSubChunk && chunk_size % kSubChunk != 0)) {
-    detail::fail(where, "chunk_size must be positive and either <= 16 or a multiple of 16 (e.g. 16, "
-                        "32, 64), got " + std::to_string(chunk_size));
-  }
-}
-
 }  // namespace
 
 torch::Tensor kda_intra_chunk_scores(const torch::Tensor& x, const torch::Tensor& k,
@@ -133,7 +126,7 @@ KdaResult kda_chunkwise(const torch::Tensor& q, const torch::Tensor& k, const to
                         std::int64_t chunk_size, std::optional<double> scale) {
   const std::string where = "kda_chunkwise";
   detail::check_sequence_args(where, q, k, v, g, beta, initial_state);
-  check_chunk_size(where, chunk_size);
+  detail::check_chunk_size(where, chunk_size);
   const auto cdt = detail::compute_dtype(q);
   const std::int64_t B = q.size(0), T = q.size(1), H = q.size(2), K = q.size(3), V = v.size(3);
   const std::int64_t C = chunk_size;

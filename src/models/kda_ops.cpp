@@ -64,7 +64,16 @@ KdaResult kda_chunkwise_op(const torch::Tensor& q, const torch::Tensor& k, const
                            std::int64_t chunk_size, std::optional<double> scale) {
   if (q.defined()) {
     if (auto impl = chunkwise_registry().find(q.device().type())) {
-      return impl(KdaChunkwiseArgs{q, k, v, g, beta, initial_state, chunk_size, scale});
+      KdaChunkwiseArgs args;
+      args.q = q;
+      args.k = k;
+      args.v = v;
+      args.g = g;
+      args.beta = beta;
+      args.initial_state = initial_state;
+      args.chunk_size = chunk_size;
+      args.scale = scale;
+      return impl(args);
     }
   }
   return kda_chunkwise(q, k, v, g, beta, initial_state, chunk_size, scale);

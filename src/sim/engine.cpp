@@ -57,6 +57,11 @@ class Engine {
     }
   };
   enum Flags : std::uint8_t { kAdmitted = 1, kDeferred = 2 };
+  // Time integrals over the run, for the time-weighted means.
+  struct Integrals {
+    double used = 0, running = 0, queued = 0, stranded = 0;
+    std::array<double, kMaxLocations> stranded_by_location{};
+  };
 
   std::uint32_t take_slot();
   void admit(std::uint32_t request);
@@ -67,6 +72,12 @@ class Engine {
   void bucket_insert(std::uint32_t slot);
   void bucket_remove(std::uint32_t slot);
   void record_sample(std::int64_t t);
+  void start();
+  void finish_due_requests();
+  void grow_due_requests();
+  void integrate_until(std::int64_t next_now);
+  void close_books();
+  void summarize();
 
   const Trace& trace_;
   const EngineConfig& cfg_;
@@ -96,6 +107,10 @@ class Engine {
   bool preempted_this_iteration_ = false;
   LocationBytes stranded_now_{};
   Bytes stranded_total_now_ = 0;
+  std::size_t next_arrival_ = 0;  // first trace record not yet queued
+  std::int64_t next_sample_ = 0;
+  std::size_t sample_cap_ = 0;  // 0: no time series
+  Integrals integrals_;
 };
 
 template <class Pool>
@@ -285,8 +300,9 @@ void Engine<Pool>::record_sample(std::int64_t t) {
   ts.stranded_bytes.push_back(stranded_total_now_);
 }
 
+// Validates the inputs and sets the result's trace facts, the buffers and the time-series cadence.
 template <class Pool>
-SimResult Engine<Pool>::run() {
+void Engine<Pool>::start() {
   cfg_.validate();
   validate_trace(trace_);
   const auto& records = trace_.records;
@@ -308,92 +324,61 @@ SimResult Engine<Pool>::run() {
   queue_.reserve(1024);
   heap_.reserve(1024);
 
-  std::int64_t next_sample = out_.first_arrival_us;
-  std::size_t sample_cap = 0;
+  next_sample_ = out_.first_arrival_us;
   if (cfg_.time_series_points > 0) {
     out_.series.interval_us = std::max<std::int64_t>(1, (duration + cfg_.time_series_points - 1) / cfg_.time_series_points);
-    sample_cap = static_cast<std::size_t>(cfg_.time_series_points * (1.0 + cfg_.drain_factor)) + 2;
+    sample_cap_ = static_cast<std::size_t>(cfg_.time_series_points * (1.0 + cfg_.drain_factor)) + 2;
   }
-
-  double used_integral = 0, running_integral = 0, queued_integral = 0, stranded_integral = 0;
-  std::array<double, kMaxLocations> stranded_location_integral{};
-
   now_ = out_.first_arrival_us;
-  std::size_t next_arrival = 0;
-  const double us_per_byte = 1e6 / cfg_.copy_bytes_per_second;
-  for (;;) {
-    while (next_arrival < n && records[next_arrival].arrival_us <= now_) {
-      queue_.push_back(static_cast<std::uint32_t>(next_arrival));
-      ++next_arrival;
-    }
-    if (next_arrival == n && queue_.empty() && running_ == 0) break;
-    if (next_arrival == n && now_ > out_.deadline_us) {
-      out_.deadline_hit = true;
-      break;
-    }
-    const Bytes moved_before = pool_.bytes_moved();
-    memory_changed_ = false;
-    preempted_this_iteration_ = false;
+}
 
-    while (!heap_.empty() && heap_.front().iter <= iter_) {
-      const FinishEvent e = heap_.front();
-      std::pop_heap(heap_.begin(), heap_.end(), LaterFirst{});
-      heap_.pop_back();
-      if (!slots_[e.slot].active || slots_[e.slot].generation != e.generation) continue;
-      retire(e.slot);
-      ++out_.completed;
-    }
-
-    if (running_ > 0) {
-      const auto& bucket = buckets_[static_cast<std::size_t>(iter_ % page_tokens_)];
-      if (!bucket.empty()) {
-        growth_scratch_.clear();
-        for (std::uint32_t slot : bucket) growth_scratch_.emplace_back(slot, slots_[slot].generation);
-        for (const auto& [slot, generation] : growth_scratch_) {
-          const Slot& s = slots_[slot];
-          if (!s.active || s.generation != generation || s.next_growth_iter != iter_) continue;
-          grow_or_preempt(slot);
-        }
-      }
-    }
-
-    admission_phase();
-
-    if (cfg_.check_invariants_every_iteration) pool_.check_invariants();
-
-    const Bytes moved = pool_.bytes_moved() - moved_before;
-    const std::int64_t stall = moved > 0 ? static_cast<std::int64_t>(std::ceil(static_cast<double>(moved) * us_per_byte)) : 0;
-    out_.compaction_stall_us += stall;
-    std::int64_t next_now;
-    if (running_ == 0 && queue_.empty()) {
-      if (next_arrival == n) {
-        out_.end_us = now_;
-        ++out_.iterations;
-        break;
-      }
-      next_now = records[next_arrival].arrival_us;  // idle: jump to the next arrival
-    } else {
-      next_now = now_ + cfg_.step_us + stall;
-    }
-    const double dt = static_cast<double>(next_now - now_);
-    used_integral += dt * static_cast<double>(pool_.used_bytes());
-    running_integral += dt * running_;
-    queued_integral += dt * static_cast<double>(queue_.size());
-    if (stranded_total_now_ > 0) {
-      stranded_integral += dt * static_cast<double>(stranded_total_now_);
-      for (std::size_t i = 0; i < kMaxLocations; ++i) stranded_location_integral[i] += dt * static_cast<double>(stranded_now_[i]);
-    }
-    while (sample_cap > 0 && next_sample < next_now && out_.series.t_us.size() < sample_cap) {
-      record_sample(next_sample);
-      next_sample += out_.series.interval_us;
-    }
-    now_ = next_now;
-    ++iter_;
-    ++out_.iterations;
+// Retires the requests whose last decode step ran before this iteration (stale events skipped).
+template <class Pool>
+void Engine<Pool>::finish_due_requests() {
+  while (!heap_.empty() && heap_.front().iter <= iter_) {
+    const FinishEvent e = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), LaterFirst{});
+    heap_.pop_back();
+    if (!slots_[e.slot].active || slots_[e.slot].generation != e.generation) continue;
+    retire(e.slot);
+    ++out_.completed;
   }
-  if (out_.end_us == 0) out_.end_us = now_;
+}
 
-  // Close the books: what is still queued, what is still running, and a final leak check.
+// Gives a page to every running request whose KV crosses a page boundary in this iteration.
+template <class Pool>
+void Engine<Pool>::grow_due_requests() {
+  const auto& bucket = buckets_[static_cast<std::size_t>(iter_ % page_tokens_)];
+  if (bucket.empty()) return;
+  growth_scratch_.clear();
+  for (std::uint32_t slot : bucket) growth_scratch_.emplace_back(slot, slots_[slot].generation);
+  for (const auto& [slot, generation] : growth_scratch_) {
+    const Slot& s = slots_[slot];
+    if (!s.active || s.generation != generation || s.next_growth_iter != iter_) continue;
+    grow_or_preempt(slot);
+  }
+}
+
+// Integrates the state over [now_, next_now) and records the time-series samples that fall in it.
+template <class Pool>
+void Engine<Pool>::integrate_until(std::int64_t next_now) {
+  const double dt = static_cast<double>(next_now - now_);
+  integrals_.used += dt * static_cast<double>(pool_.used_bytes());
+  integrals_.running += dt * running_;
+  integrals_.queued += dt * static_cast<double>(queue_.size());
+  if (stranded_total_now_ > 0) {
+    integrals_.stranded += dt * static_cast<double>(stranded_total_now_);
+    for (std::size_t i = 0; i < kMaxLocations; ++i) integrals_.stranded_by_location[i] += dt * static_cast<double>(stranded_now_[i]);
+  }
+  while (sample_cap_ > 0 && next_sample_ < next_now && out_.series.t_us.size() < sample_cap_) {
+    record_sample(next_sample_);
+    next_sample_ += out_.series.interval_us;
+  }
+}
+
+// Close the books: what is still queued, what is still running, and a final leak check.
+template <class Pool>
+void Engine<Pool>::close_books() {
   for (std::size_t i = 0; i < queue_.size(); ++i) {
     if (flags_[queue_.at(i)] & kAdmitted) ++out_.requeued_at_end;
     else ++out_.misses;
@@ -402,13 +387,17 @@ SimResult Engine<Pool>::run() {
   while (oldest_ != kNone) retire(oldest_);
   pool_.check_invariants();
   if (pool_.used_bytes() != 0) throw std::logic_error("simulator: memory still in use after every request was released (leak)");
+}
 
+// Time-weighted means, stranded memory at rejections, queue delays and compaction totals.
+template <class Pool>
+void Engine<Pool>::summarize() {
   const double span = static_cast<double>(std::max<std::int64_t>(1, out_.end_us - out_.first_arrival_us));
-  out_.used_bytes_time_weighted = used_integral / span;
-  out_.running_time_weighted = running_integral / span;
-  out_.queued_time_weighted = queued_integral / span;
-  out_.stranded_time_weighted = stranded_integral / span;
-  for (std::size_t i = 0; i < kMaxLocations; ++i) out_.stranded_time_weighted_by_location[i] = stranded_location_integral[i] / span;
+  out_.used_bytes_time_weighted = integrals_.used / span;
+  out_.running_time_weighted = integrals_.running / span;
+  out_.queued_time_weighted = integrals_.queued / span;
+  out_.stranded_time_weighted = integrals_.stranded / span;
+  for (std::size_t i = 0; i < kMaxLocations; ++i) out_.stranded_time_weighted_by_location[i] = integrals_.stranded_by_location[i] / span;
 
   if (!stranded_samples_.empty()) {
     double sum = 0;
@@ -431,6 +420,56 @@ SimResult Engine<Pool>::run() {
   }
   out_.bytes_moved = pool_.bytes_moved();
   out_.moves = pool_.moves();
+}
+
+template <class Pool>
+SimResult Engine<Pool>::run() {
+  start();
+  const auto& records = trace_.records;
+  const std::size_t n = records.size();
+  const double us_per_byte = 1e6 / cfg_.copy_bytes_per_second;
+  for (;;) {
+    while (next_arrival_ < n && records[next_arrival_].arrival_us <= now_) {
+      queue_.push_back(static_cast<std::uint32_t>(next_arrival_));
+      ++next_arrival_;
+    }
+    if (next_arrival_ == n && queue_.empty() && running_ == 0) break;
+    if (next_arrival_ == n && now_ > out_.deadline_us) {
+      out_.deadline_hit = true;
+      break;
+    }
+    const Bytes moved_before = pool_.bytes_moved();
+    memory_changed_ = false;
+    preempted_this_iteration_ = false;
+
+    finish_due_requests();
+    if (running_ > 0) grow_due_requests();
+    admission_phase();
+
+    if (cfg_.check_invariants_every_iteration) pool_.check_invariants();
+
+    const Bytes moved = pool_.bytes_moved() - moved_before;
+    const std::int64_t stall = moved > 0 ? static_cast<std::int64_t>(std::ceil(static_cast<double>(moved) * us_per_byte)) : 0;
+    out_.compaction_stall_us += stall;
+    std::int64_t next_now;
+    if (running_ == 0 && queue_.empty()) {
+      if (next_arrival_ == n) {
+        out_.end_us = now_;
+        ++out_.iterations;
+        break;
+      }
+      next_now = records[next_arrival_].arrival_us;  // idle: jump to the next arrival
+    } else {
+      next_now = now_ + cfg_.step_us + stall;
+    }
+    integrate_until(next_now);
+    now_ = next_now;
+    ++iter_;
+    ++out_.iterations;
+  }
+  if (out_.end_us == 0) out_.end_us = now_;
+  close_books();
+  summarize();
   return out_;
 }
 

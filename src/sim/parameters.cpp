@@ -222,7 +222,9 @@ const RetainedTraceSpec& SimParameters::retained_for(const std::string& mix) con
   throw std::invalid_argument("no retained trace for mix \"" + mix + "\"; add it to parameters.retained_traces");
 }
 
-SimParameters parse_parameters(const json& j) {
+namespace {
+
+void throw_schema_issues(const json& j) {
   const auto issues = parameter_schema().validate(j, "parameters");
   if (!issues.empty()) {
     std::ostringstream out;
@@ -230,30 +232,33 @@ SimParameters parse_parameters(const json& j) {
     for (const auto& i : issues) out << "\n  " << i.path << ": " << i.message;
     throw std::invalid_argument(out.str());
   }
-  Collector c;
-  SimParameters p;
-  p.seed = j.at("seed").get<std::uint64_t>();
+}
 
-  const json& m = j.at("model");
-  p.model.name = m.at("name").get<std::string>();
-  p.model.kda_layers = m.at("kda_layers").get<std::uint32_t>();
-  p.model.mla_layers = m.at("mla_layers").get<std::uint32_t>();
-  p.model.kda_heads = m.at("kda_heads").get<std::uint32_t>();
-  p.model.kda_head_dim = m.at("kda_head_dim").get<std::uint32_t>();
-  p.model.kda_conv_kernel = m.at("kda_conv_kernel").get<std::uint32_t>();
-  p.model.tensor_parallel = m.at("tensor_parallel").get<std::uint32_t>();
-  p.model.ssm_state_bytes_per_element = m.at("ssm_state_bytes_per_element").get<std::uint32_t>();
-  p.model.conv_state_bytes_per_element = m.at("conv_state_bytes_per_element").get<std::uint32_t>();
-  p.model.kv_lora_rank = m.at("kv_lora_rank").get<std::uint32_t>();
-  p.model.qk_rope_head_dim = m.at("qk_rope_head_dim").get<std::uint32_t>();
-  p.model.kv_bytes_per_element = m.at("kv_bytes_per_element").get<std::uint32_t>();
-  p.model.state_slots_per_request = m.at("state_slots_per_request").get<std::uint32_t>();
+HybridModelConfig parse_model(const json& m, Collector& c) {
+  HybridModelConfig model;
+  model.name = m.at("name").get<std::string>();
+  model.kda_layers = m.at("kda_layers").get<std::uint32_t>();
+  model.mla_layers = m.at("mla_layers").get<std::uint32_t>();
+  model.kda_heads = m.at("kda_heads").get<std::uint32_t>();
+  model.kda_head_dim = m.at("kda_head_dim").get<std::uint32_t>();
+  model.kda_conv_kernel = m.at("kda_conv_kernel").get<std::uint32_t>();
+  model.tensor_parallel = m.at("tensor_parallel").get<std::uint32_t>();
+  model.ssm_state_bytes_per_element = m.at("ssm_state_bytes_per_element").get<std::uint32_t>();
+  model.conv_state_bytes_per_element = m.at("conv_state_bytes_per_element").get<std::uint32_t>();
+  model.kv_lora_rank = m.at("kv_lora_rank").get<std::uint32_t>();
+  model.qk_rope_head_dim = m.at("qk_rope_head_dim").get<std::uint32_t>();
+  model.kv_bytes_per_element = m.at("kv_bytes_per_element").get<std::uint32_t>();
+  model.state_slots_per_request = m.at("state_slots_per_request").get<std::uint32_t>();
   try {
-    p.model.validate();
+    model.validate();
   } catch (const std::invalid_argument& e) {
     c.add("parameters", e.what());
   }
+  return model;
+}
 
+// Memory, service, compaction and trace-shape scalars.
+void parse_scalars(const json& j, SimParameters& p, Collector& c) {
   const json& mem = j.at("memory");
   p.budget_bytes = mem.at("budget_bytes").get<Bytes>();
   p.page_tokens = mem.at("page_tokens").get<std::uint32_t>();
@@ -266,8 +271,9 @@ SimParameters parse_parameters(const json& j) {
   p.drain_factor = j.at("drain_factor").get<double>();
   p.time_series_points = j.at("time_series_points").get<std::uint32_t>();
   if (std::llround(p.decode_step_seconds * 1e6) < 1) c.add("parameters.service.decode_step_seconds", "must be at least one microsecond");
+}
 
-  const json& policies = j.at("policies");
+void parse_policies(const json& policies, SimParameters& p, Collector& c) {
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const json& pj = policies[i];
     const std::string at = "parameters.policies[" + std::to_string(i) + "]";
@@ -290,8 +296,36 @@ SimParameters parse_parameters(const json& j) {
     }
     p.policies.push_back(spec);
   }
+}
 
-  const json& mixes = j.at("mixes");
+Phase parse_phase(const json& ph, const std::string& pat, Collector& c) {
+  Phase phase;
+  phase.arrival_fraction = ph.at("arrival_fraction").get<double>();
+  const json& a = ph.at("arrival");
+  const std::string process = a.at("process").get<std::string>();
+  phase.arrival.kind = process == "gamma" ? ArrivalProcess::Kind::Gamma : ArrivalProcess::Kind::Poisson;
+  phase.arrival.rate_per_second = a.at("rate_per_second").get<double>();
+  if (process == "gamma") {
+    if (!a.contains("cv")) c.add(pat + ".arrival.cv", "required for a gamma process (1 = Poisson, > 1 bursty)");
+    else phase.arrival.cv = a.at("cv").get<double>();
+  } else if (a.contains("cv")) {
+    c.add(pat + ".arrival.cv", "a poisson process has cv 1 by definition; remove it or use process gamma");
+  }
+  const json& classes = ph.at("classes");
+  for (std::size_t q = 0; q < classes.size(); ++q) {
+    const json& cj = classes[q];
+    const std::string cat = pat + ".classes[" + std::to_string(q) + "]";
+    RequestClass rc;
+    rc.name = cj.at("name").get<std::string>();
+    rc.weight = cj.at("weight").get<double>();
+    rc.prompt_tokens = parse_distribution(cj.at("prompt_tokens"), cat + ".prompt_tokens", c);
+    rc.output_tokens = parse_distribution(cj.at("output_tokens"), cat + ".output_tokens", c);
+    phase.classes.push_back(rc);
+  }
+  return phase;
+}
+
+void parse_mixes(const json& mixes, SimParameters& p, Collector& c) {
   for (std::size_t i = 0; i < mixes.size(); ++i) {
     const json& mj = mixes[i];
     const std::string at = "parameters.mixes[" + std::to_string(i) + "]";
@@ -303,32 +337,7 @@ SimParameters parse_parameters(const json& j) {
     }
     const json& phases = mj.at("phases");
     for (std::size_t k = 0; k < phases.size(); ++k) {
-      const json& ph = phases[k];
-      const std::string pat = at + ".phases[" + std::to_string(k) + "]";
-      Phase phase;
-      phase.arrival_fraction = ph.at("arrival_fraction").get<double>();
-      const json& a = ph.at("arrival");
-      const std::string process = a.at("process").get<std::string>();
-      phase.arrival.kind = process == "gamma" ? ArrivalProcess::Kind::Gamma : ArrivalProcess::Kind::Poisson;
-      phase.arrival.rate_per_second = a.at("rate_per_second").get<double>();
-      if (process == "gamma") {
-        if (!a.contains("cv")) c.add(pat + ".arrival.cv", "required for a gamma process (1 = Poisson, > 1 bursty)");
-        else phase.arrival.cv = a.at("cv").get<double>();
-      } else if (a.contains("cv")) {
-        c.add(pat + ".arrival.cv", "a poisson process has cv 1 by definition; remove it or use process gamma");
-      }
-      const json& classes = ph.at("classes");
-      for (std::size_t q = 0; q < classes.size(); ++q) {
-        const json& cj = classes[q];
-        const std::string cat = pat + ".classes[" + std::to_string(q) + "]";
-        RequestClass rc;
-        rc.name = cj.at("name").get<std::string>();
-        rc.weight = cj.at("weight").get<double>();
-        rc.prompt_tokens = parse_distribution(cj.at("prompt_tokens"), cat + ".prompt_tokens", c);
-        rc.output_tokens = parse_distribution(cj.at("output_tokens"), cat + ".output_tokens", c);
-        phase.classes.push_back(rc);
-      }
-      mix.phases.push_back(phase);
+      mix.phases.push_back(parse_phase(phases[k], at + ".phases[" + std::to_string(k) + "]", c));
     }
     try {
       mix.validate();
@@ -337,8 +346,9 @@ SimParameters parse_parameters(const json& j) {
     }
     p.mixes.push_back(mix);
   }
+}
 
-  const json& retained = j.at("retained_traces");
+void parse_retained_traces(const json& retained, SimParameters& p, Collector& c) {
   for (std::size_t i = 0; i < retained.size(); ++i) {
     const json& rj = retained[i];
     const std::string at = "parameters.retained_traces[" + std::to_string(i) + "]";
@@ -359,6 +369,10 @@ SimParameters parse_parameters(const json& j) {
     }
     p.retained_traces.push_back(r);
   }
+}
+
+// Every mix has one retained trace, generated from the seed its mix index gives.
+void check_retained_traces(const SimParameters& p, Collector& c) {
   for (std::size_t i = 0; i < p.mixes.size(); ++i) {
     bool found = false;
     for (const auto& r : p.retained_traces) found = found || r.mix == p.mixes[i].id;
@@ -379,6 +393,21 @@ SimParameters parse_parameters(const json& j) {
     }
     if (!known) c.add("parameters.retained_traces[" + std::to_string(i) + "].mix", "no mix \"" + r.mix + "\"");
   }
+}
+
+}  // namespace
+
+SimParameters parse_parameters(const json& j) {
+  throw_schema_issues(j);
+  Collector c;
+  SimParameters p;
+  p.seed = j.at("seed").get<std::uint64_t>();
+  p.model = parse_model(j.at("model"), c);
+  parse_scalars(j, p, c);
+  parse_policies(j.at("policies"), p, c);
+  parse_mixes(j.at("mixes"), p, c);
+  parse_retained_traces(j.at("retained_traces"), p, c);
+  check_retained_traces(p, c);
   c.throw_if_any();
   return p;
 }

@@ -1,5 +1,6 @@
 #include "k3lab/train/bench.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -29,15 +30,31 @@ std::int64_t integer(const nlohmann::json& o, const char* key, std::int64_t fall
   return v;
 }
 
-std::string arm_schedule(const std::string& arm, std::int64_t layers) {
-  if (arm == "full-attention") return models::uniform_schedule(models::MixerKind::Mla, layers);
-  if (arm == "all-kda") return models::uniform_schedule(models::MixerKind::Kda, layers);
-  if (arm == "hybrid-3kda-1mla") {
-    std::string s;
-    for (std::int64_t i = 0; i < layers; ++i) s += i % 4 == 3 ? 'M' : 'K';
-    return s;
+std::string arm_schedule(const BenchArm& arm, std::int64_t layers) {
+  const auto period = static_cast<std::int64_t>(arm.pattern.size());
+  if (period == 0 || layers % period != 0) {
+    throw std::invalid_argument("bench option n_layers (" + std::to_string(layers) + ") must be a positive multiple of arm " +
+                                arm.name + "'s pattern length (" + std::to_string(period) + ", \"" + arm.pattern + "\")");
   }
-  throw std::invalid_argument("bench option arms: unknown arm \"" + arm + "\" (full-attention, all-kda, hybrid-3kda-1mla)");
+  std::string schedule;
+  for (std::int64_t i = 0; i < layers; i += period) schedule += arm.pattern;
+  models::parse_schedule(schedule);  // throws naming a letter that is no mixer
+  return schedule;
+}
+
+// The caller's arms, or the subset the "arms" option names.
+std::vector<BenchArm> selected_arms(const nlohmann::json& options, const std::vector<BenchArm>& arms) {
+  if (arms.empty()) throw std::invalid_argument("bench train: no arms given; the caller passes the arms to compare");
+  if (!options.contains("arms")) return arms;
+  std::vector<BenchArm> selected;
+  std::string known;
+  for (const auto& arm : arms) known += (known.empty() ? "" : ", ") + arm.name;
+  for (const auto& name : options.at("arms").get<std::vector<std::string>>()) {
+    const auto it = std::find_if(arms.begin(), arms.end(), [&](const BenchArm& arm) { return arm.name == name; });
+    if (it == arms.end()) throw std::invalid_argument("bench option arms: unknown arm \"" + name + "\" (" + known + ")");
+    selected.push_back(*it);
+  }
+  return selected;
 }
 
 double flops_per_token(const models::ModelConfig& c, std::int64_t T) {
@@ -53,9 +70,34 @@ double flops_per_token(const models::ModelConfig& c, std::int64_t T) {
   return 6.0 * matmul + static_cast<double>(counts.mla) * mla + static_cast<double>(counts.kda) * kda;
 }
 
+void print_markdown(const nlohmann::json& report, std::ostream& out) {
+  const auto& shape = report.at("shape");
+  out << "train-step benchmark: device " << report.at("device").get<std::string>() << ", threads "
+      << report.at("threads").get<int>() << ", d_model " << shape.at("d_model").get<std::int64_t>() << ", layers "
+      << shape.at("n_layers").get<std::int64_t>() << ", heads " << shape.at("n_heads").get<std::int64_t>() << "x"
+      << shape.at("head_dim").get<std::int64_t>() << ", T " << shape.at("sequence_length").get<std::int64_t>()
+      << ", batch " << shape.at("batch_rows").get<std::int64_t>() << " rows, " << report.at("steps").get<std::int64_t>()
+      << " timed steps after " << report.at("warmup").get<std::int64_t>() << " warmup\n\n";
+  out << "| arm | schedule | parameters | tokens/s | step ms | model GFLOP/token | MFU |\n";
+  out << "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : report.at("arms")) {
+    std::ostringstream line;
+    line << std::fixed << "| " << r["arm"].get<std::string>() << " | " << r["schedule"].get<std::string>() << " | "
+         << r["parameters"].get<std::int64_t>() << " | " << std::setprecision(0) << r["tokens_per_s"].get<double>()
+         << " | " << std::setprecision(2) << r["step_ms"].get<double>() << " | " << std::setprecision(4)
+         << r["model_flops_per_token"].get<double>() / 1e9 << " | ";
+    if (r["mfu"].is_null()) line << "n/a";
+    else line << std::setprecision(2) << 100.0 * r["mfu"].get<double>() << "%";
+    out << line.str() << " |\n";
+  }
+  out << "\nMFU = model FLOPs/token x tokens/s / peak FLOP/s"
+      << (report.at("peak_flops").is_null() ? " (no peak on CPU: pass peak_flops)" : "")
+      << "; model FLOPs are an estimate (see include/k3lab/train/bench.hpp). fp32 weights.\n";
+}
+
 }  // namespace
 
-int run_train_bench(const nlohmann::json& options, std::ostream& out) {
+int run_train_bench(const nlohmann::json& options, std::ostream& out, const std::vector<BenchArm>& arms) {
   try {
     if (!options.is_object()) throw std::invalid_argument("bench options must be a JSON object");
     static const std::set<std::string> known = {"d_model", "n_layers", "n_heads", "head_dim", "mla_kv_latent_dim",
@@ -75,15 +117,16 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out) {
     const auto warmup = integer(options, "warmup", 2);
     const auto V = integer(options, "vocab_size", 256);
     const int threads = static_cast<int>(integer(options, "threads", 0));
-    if (L == 0 || L % 4 != 0) throw std::invalid_argument("bench option n_layers must be a positive multiple of 4");
+    if (L == 0) throw std::invalid_argument("bench option n_layers must be positive");
     if (steps == 0 || T < 2 || B == 0) throw std::invalid_argument("bench: steps, batch_rows and sequence_length must be positive");
     if (threads > 0) torch::set_num_threads(threads);
     const auto device = resolve_device(options.value("device", std::string("auto")));
     std::optional<double> peak;
     if (options.contains("peak_flops")) peak = options.at("peak_flops").get<double>();
     else if (device.is_cuda()) peak = kH200MatmulFlops;
-    std::vector<std::string> arms = {"full-attention", "all-kda", "hybrid-3kda-1mla"};
-    if (options.contains("arms")) arms = options.at("arms").get<std::vector<std::string>>();
+    const auto benched = selected_arms(options, arms);
+    std::vector<std::string> schedules;  // all checked before any arm runs
+    for (const auto& arm : benched) schedules.push_back(arm_schedule(arm, L));
     const std::string format = options.value("output", std::string("md"));
     if (format != "md" && format != "json") throw std::invalid_argument("bench option output: md or json");
 
@@ -108,9 +151,10 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out) {
     const auto targets = window.slice(1, 1, T + 1);
 
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& arm : arms) {
+    for (std::size_t a = 0; a < benched.size(); ++a) {
+      const auto& arm = benched[a];
       auto config = base;
-      config.schedule = arm_schedule(arm, L);
+      config.schedule = schedules[a];
       models::DecoderLM model(config, 1);
       model->to(device);
       auto optimizer = make_optimizer(OptimizerSpec{}, *model);
@@ -130,7 +174,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double tokens_per_s = static_cast<double>(B * T * steps) / seconds;
       const double fpt = flops_per_token(config, T);
-      nlohmann::json row = {{"arm", arm},
+      nlohmann::json row = {{"arm", arm.name},
                             {"schedule", config.schedule},
                             {"parameters", models::count_parameters(config)},
                             {"tokens_per_s", tokens_per_s},
@@ -152,23 +196,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out) {
       out << report.dump(2) << "\n";
       return 0;
     }
-    out << "train-step benchmark: device " << device.str() << ", threads " << torch::get_num_threads() << ", d_model "
-        << D << ", layers " << L << ", heads " << H << "x" << hd << ", T " << T << ", batch " << B << " rows, " << steps
-        << " timed steps after " << warmup << " warmup\n\n";
-    out << "| arm | schedule | parameters | tokens/s | step ms | model GFLOP/token | MFU |\n";
-    out << "|---|---|---:|---:|---:|---:|---:|\n";
-    for (const auto& r : rows) {
-      std::ostringstream line;
-      line << std::fixed << "| " << r["arm"].get<std::string>() << " | " << r["schedule"].get<std::string>() << " | "
-           << r["parameters"].get<std::int64_t>() << " | " << std::setprecision(0) << r["tokens_per_s"].get<double>()
-           << " | " << std::setprecision(2) << r["step_ms"].get<double>() << " | " << std::setprecision(4)
-           << r["model_flops_per_token"].get<double>() / 1e9 << " | ";
-      if (r["mfu"].is_null()) line << "n/a";
-      else line << std::setprecision(2) << 100.0 * r["mfu"].get<double>() << "%";
-      out << line.str() << " |\n";
-    }
-    out << "\nMFU = model FLOPs/token x tokens/s / peak FLOP/s" << (peak ? "" : " (no peak on CPU: pass peak_flops)")
-        << "; model FLOPs are an estimate (see include/k3lab/train/bench.hpp). fp32 weights.\n";
+    print_markdown(report, out);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench train: " << e.what() << "\n";

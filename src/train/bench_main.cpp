@@ -3,6 +3,7 @@
 // scripts/gpu-check.sh). Arguments are key=value options of run_train_bench (train/bench.hpp).
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,5 +25,8 @@ int main(int argc, char** argv) {
   // On CUDA the KDA arms then run the k3lab kernels, as `k3lab run` does.
   const bool kernels = k3lab::kernels::register_torch_kernels();
   std::cout << "kernels registered for CUDA tensors: " << (kernels ? "yes" : "no (LibTorch path)") << "\n";
-  return k3lab::train::run_train_bench(options, std::cout);
+  // hybrid-attention's arms, as `k3lab bench train` compares them.
+  const std::vector<k3lab::train::BenchArm> arms = {
+      {"full-attention", "M"}, {"all-kda", "K"}, {"hybrid-3kda-1mla", "KKKM"}};
+  return k3lab::train::run_train_bench(options, std::cout, arms);
 }

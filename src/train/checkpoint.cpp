@@ -35,6 +35,7 @@ nlohmann::json TrainerState::to_json() const {
           {"losses", losses},
           {"evaluations", evaluations},
           {"loss_spikes", loss_spikes},
+          {"step_extras", step_extras},
           {"peak_training_bytes", peak_training_bytes ? nlohmann::json(*peak_training_bytes) : nlohmann::json(nullptr)},
           {"config_sha256", config_sha256}};
 }
@@ -49,13 +50,14 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   s.losses = j.at("losses").get<std::vector<double>>();
   s.evaluations = j.at("evaluations");
   s.loss_spikes = j.at("loss_spikes");
+  s.step_extras = j.value("step_extras", nlohmann::json::array());  // absent in checkpoints that predate it
   if (!j.at("peak_training_bytes").is_null()) s.peak_training_bytes = j.at("peak_training_bytes").get<std::int64_t>();
   s.config_sha256 = j.at("config_sha256").get<std::string>();
   return s;
 }
 
 void save_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                     const TrainerState& state) {
+                     const TrainerState& state, const TrainingTask* task) {
   const auto folder = dir / step_folder(state.step);
   std::filesystem::create_directories(folder);
   {
@@ -67,6 +69,11 @@ void save_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
     torch::serialize::OutputArchive archive;
     optimizer.save(archive);
     archive.save_to((folder / "optimizer.pt").string());
+  }
+  if (task && task->has_state()) {
+    torch::serialize::OutputArchive archive;
+    task->save_state(archive);
+    archive.save_to((folder / "task.pt").string());
   }
   core::write_file_atomically(folder / "state.json", state.to_json().dump());
   const nlohmann::json latest = {{"step", state.step}, {"folder", step_folder(state.step)},
@@ -81,7 +88,8 @@ void save_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
 }
 
 std::optional<TrainerState> load_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
-                                            torch::optim::Optimizer& optimizer, const std::string& config_sha256) {
+                                            torch::optim::Optimizer& optimizer, const std::string& config_sha256,
+                                            TrainingTask* task) {
   const auto latest_path = dir / "latest.json";
   if (!std::filesystem::exists(latest_path)) return std::nullopt;
   const auto latest = read_json(latest_path);
@@ -109,6 +117,16 @@ std::optional<TrainerState> load_checkpoint(const std::filesystem::path& dir, to
     torch::serialize::InputArchive archive;
     archive.load_from((folder / "optimizer.pt").string(), device);
     optimizer.load(archive);
+  }
+  if (task && task->has_state()) {
+    const auto task_file = folder / "task.pt";
+    if (!std::filesystem::exists(task_file)) {
+      throw std::runtime_error("checkpoint " + folder.string() + " has no task.pt for this task's state; remove " +
+                               dir.string() + " to restart this unit from scratch");
+    }
+    torch::serialize::InputArchive archive;
+    archive.load_from(task_file.string(), device);
+    task->restore_state(archive);
   }
   return state;
 }

@@ -1,8 +1,6 @@
 #include "k3lab/train/optimizer.hpp"
 
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -10,40 +8,6 @@
 
 namespace k3lab::train {
 namespace {
-
-std::unique_ptr<torch::optim::Optimizer> build_adamw(const OptimizerSpec& spec, torch::nn::Module& model) {
-  if (!spec.extra.empty()) {
-    throw std::invalid_argument("optimizer adamw: unknown keys " + spec.extra.dump() +
-                                " (known: learning_rate, weight_decay, beta1, beta2, eps, warmup_fraction, decay, "
-                                "min_lr_ratio)");
-  }
-  std::vector<torch::Tensor> decayed, plain;
-  for (const auto& p : model.parameters()) {
-    if (!p.requires_grad()) continue;
-    (p.dim() >= 2 ? decayed : plain).push_back(p);
-  }
-  auto options = [&](double decay) {
-    return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.learning_rate)
-                                                            .betas({spec.beta1, spec.beta2})
-                                                            .eps(spec.eps)
-                                                            .weight_decay(decay));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  if (!decayed.empty()) groups.emplace_back(decayed, options(spec.weight_decay));
-  if (!plain.empty()) groups.emplace_back(plain, options(0.0));
-  if (groups.empty()) throw std::invalid_argument("optimizer adamw: the model has no trainable parameters");
-  return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(spec.learning_rate));
-}
-
-std::map<std::string, OptimizerBuilder>& registry() {
-  static std::map<std::string, OptimizerBuilder> builders = {{"adamw", build_adamw}};
-  return builders;
-}
-
-std::mutex& registry_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 double number(const nlohmann::json& j, const char* key, double fallback) {
   if (!j.contains(key)) return fallback;
@@ -87,24 +51,39 @@ nlohmann::json OptimizerSpec::to_json() const {
   return j;
 }
 
-void register_optimizer(const std::string& name, OptimizerBuilder builder) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[name] = std::move(builder);
+std::unique_ptr<torch::optim::Optimizer> make_adamw(const OptimizerSpec& spec, torch::nn::Module& model) {
+  if (!spec.extra.empty()) {
+    throw std::invalid_argument("optimizer adamw: unknown keys " + spec.extra.dump() +
+                                " (known: learning_rate, weight_decay, beta1, beta2, eps, warmup_fraction, decay, "
+                                "min_lr_ratio)");
+  }
+  std::vector<torch::Tensor> decayed, plain;
+  for (const auto& p : model.parameters()) {
+    if (!p.requires_grad()) continue;
+    (p.dim() >= 2 ? decayed : plain).push_back(p);
+  }
+  auto options = [&](double decay) {
+    return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.learning_rate)
+                                                            .betas({spec.beta1, spec.beta2})
+                                                            .eps(spec.eps)
+                                                            .weight_decay(decay));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  if (!decayed.empty()) groups.emplace_back(decayed, options(spec.weight_decay));
+  if (!plain.empty()) groups.emplace_back(plain, options(0.0));
+  if (groups.empty()) throw std::invalid_argument("optimizer adamw: the model has no trainable parameters");
+  return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(spec.learning_rate));
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, torch::nn::Module& model) {
-  OptimizerBuilder builder;
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    auto it = registry().find(spec.name);
-    if (it == registry().end()) {
-      std::string names;
-      for (const auto& [name, unused] : registry()) names += (names.empty() ? "" : ", ") + name;
-      throw std::invalid_argument("optimizer \"" + spec.name + "\" is not registered (known: " + names + ")");
-    }
-    builder = it->second;
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, torch::nn::Module& model,
+                                                        const OptimizerFactory& factory) {
+  if (factory) return factory(spec, model);
+  if (spec.name != "adamw") {
+    throw std::invalid_argument("optimizer \"" + spec.name + "\" is not built in (built in: adamw): pass the factory "
+                                "that builds it in the trainer configuration (optimizer_factory; "
+                                "train/muon_optimizer.hpp builds muon and per-head-muon)");
   }
-  return builder(spec, model);
+  return make_adamw(spec, model);
 }
 
 double scheduled_learning_rate(const OptimizerSpec& spec, std::int64_t step, std::int64_t total_steps) {

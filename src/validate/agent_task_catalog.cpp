@@ -104,12 +104,6 @@ const Entry& entry(std::string_view id) {
   throw std::invalid_argument("unknown agent task '" + std::string(id) + "'; valid ids are T01 .. T24");
 }
 
-std::string_view skip_emphasis(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && std::string_view(" \t*_#>-").find(s[i]) != std::string_view::npos) ++i;
-  return s.substr(i);
-}
-
 }  // namespace
 
 std::string agent_system_prompt() {
@@ -143,7 +137,7 @@ WorldState expected_final_state(std::string_view task_id) {
 std::optional<std::string> extract_result_value(std::string_view final_answer) {
   std::optional<std::string> value;
   for (std::string_view line : detail::split_lines(final_answer)) {
-    std::string_view rest = skip_emphasis(line);
+    std::string_view rest = detail::skip_decoration(line);
     if (!detail::istarts_with(rest, "result")) continue;
     rest = rest.substr(6);
     std::size_t i = 0;

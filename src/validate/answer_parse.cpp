@@ -11,18 +11,13 @@ namespace {
 
 using detail::is_alpha;
 using detail::istarts_with;
+using detail::skip_decoration;
 using detail::trim;
 
 constexpr std::array<std::string_view, 2> kAnswerMarkers = {"final answer", "answer"};
 constexpr std::array<std::string_view, 7> kEvidenceMarkers = {"supporting evidence", "cited evidence", "evidence ids",
                                                               "evidence id",         "evidence",       "citations",
                                                               "sources"};
-
-std::string_view skip_decoration(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && std::string_view(" \t#*>_-").find(s[i]) != std::string_view::npos) ++i;
-  return s.substr(i);
-}
 
 std::string_view skip_emphasis(std::string_view s) {
   std::size_t i = 0;

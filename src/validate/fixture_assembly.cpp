@@ -237,90 +237,107 @@ class TailFitter {
 };
 
 std::string fill_derivation(std::string derivation, const std::vector<std::string>& ids) {
-  for (std::size_t k = 0; k < ids.size(); ++k) derivation = detail::replace_all(derivation, detail::evidence_ref(k), ids[k]);
+  for (std::size_t k = 0; k < ids.size(); ++k)
+    derivation = detail::replace_all(derivation, detail::evidence_ref(k), ids[k]);
   return derivation;
 }
 
-}  // namespace
+// What the prompt says before and after the document body.
+struct Framing {
+  std::string header;
+  std::string trailer;
+};
 
-ContextFixture generate_context_fixture(const FixtureRequest& request) {
-  validate_request(request);
-  const TokenEstimator& estimate = request.estimator;
-  const std::uint64_t fixture_seed =
-      core::stream_seed(request.seed, {static_cast<std::uint64_t>(request.family), static_cast<std::uint64_t>(request.index)});
-  core::Rng content_rng(core::stream_seed(fixture_seed, {kContentStream}));
-  FamilyContent content = build_content(request.family, content_rng, request.index);
-  core::Rng id_rng(core::stream_seed(fixture_seed, {kIdStream}));
-  IdAllocator ids(id_rng, content.evidence.size());
+Framing prompt_framing(const std::string& cache_buster, const std::string& question) {
+  Framing framing;
+  if (!cache_buster.empty()) framing.header += cache_buster + "\n";
+  framing.header += kPromptInstructions;
+  framing.header += "\n";
+  framing.header += kDocumentStartMarker;
+  framing.header += "\n";
+  framing.trailer = std::string(kDocumentEndMarker) + "\n\n" + std::string(kQuestionMarker) + " " + question + "\n";
+  return framing;
+}
 
-  const std::set<std::string> reserved(content.reserved_paths.begin(), content.reserved_paths.end());
-  const std::uint64_t filler_seed = core::stream_seed(fixture_seed, {kFillerStream});
-  std::unique_ptr<detail::FillerStream> filler =
-      content.code_filler ? detail::make_code_filler(filler_seed, request.repository_snapshot, reserved)
-                          : detail::make_prose_filler(filler_seed);
-
+// The fixture's identity and the fields copied from its request and content.
+ContextFixture fixture_record(const FixtureRequest& request, const FamilyContent& content) {
   ContextFixture fixture;
   fixture.seed = request.seed;
   fixture.family = request.family;
   fixture.index = request.index;
   fixture.id = fixture_id(request.family, request.index);
   fixture.target_tokens = request.target_tokens;
-  fixture.estimator_name = estimate.name;
+  fixture.estimator_name = request.estimator.name;
   fixture.prefix_id = request.prefix_id;
   if (!request.prefix_id.empty()) fixture.cache_buster_line = cache_buster_line(request.prefix_id);
   fixture.question = content.question;
   fixture.expected_answer = content.expected_answer;
+  return fixture;
+}
 
-  std::string header;
-  if (!fixture.cache_buster_line.empty()) header += fixture.cache_buster_line + "\n";
-  header += kPromptInstructions;
-  header += "\n";
-  header += kDocumentStartMarker;
-  header += "\n";
-  const std::string trailer = std::string(kDocumentEndMarker) + "\n\n" + std::string(kQuestionMarker) + " " +
-                              content.question + "\n";
+// The evidence sections, indexed like FamilyContent::evidence.
+struct EvidenceSections {
+  std::vector<std::string> ids;
+  std::vector<std::string> texts;
+  std::vector<std::size_t> tokens;
+  std::size_t total_tokens = 0;
+};
 
+EvidenceSections evidence_sections(const FamilyContent& content, const IdAllocator& ids,
+                                   const TokenEstimator& estimate) {
   const std::size_t m = content.evidence.size();
-  std::vector<std::string> evidence_ids(m);
-  std::vector<std::string> evidence_sections(m);
-  std::vector<std::size_t> evidence_tokens(m);
-  std::size_t fixed = estimate(header) + estimate(trailer);
-  std::size_t evidence_total = 0;
+  EvidenceSections evidence;
+  evidence.ids.resize(m);
+  evidence.texts.resize(m);
+  evidence.tokens.resize(m);
   for (std::size_t k = 0; k < m; ++k) {
-    evidence_ids[k] = ids.evidence_id(k);
-    evidence_sections[k] = section_text(evidence_ids[k], content.evidence[k].body);
-    evidence_tokens[k] = estimate(evidence_sections[k]);
-    evidence_total += evidence_tokens[k];
+    evidence.ids[k] = ids.evidence_id(k);
+    evidence.texts[k] = section_text(evidence.ids[k], content.evidence[k].body);
+    evidence.tokens[k] = estimate(evidence.texts[k]);
+    evidence.total_tokens += evidence.tokens[k];
   }
-  fixed += evidence_total;
+  return evidence;
+}
+
+void require_filler_room(const FixtureRequest& request, const std::string& id, std::size_t fixed) {
   if (request.target_tokens < fixed + kMinFillerTokens) {
     std::ostringstream msg;
-    msg << "FixtureRequest.target_tokens = " << request.target_tokens << " is too small for fixture " << fixture.id
+    msg << "FixtureRequest.target_tokens = " << request.target_tokens << " is too small for fixture " << id
         << ": its fixed parts take " << fixed << " tokens and at least " << kMinFillerTokens
         << " filler tokens are needed; use target_tokens >= " << fixed + kMinFillerTokens;
     throw std::invalid_argument(msg.str());
   }
-  const std::size_t filler_budget = request.target_tokens - fixed;
-  const double body_total = static_cast<double>(filler_budget + evidence_total);
+}
 
+// Body sections in prompt order, before the tail filler is fitted.
+struct Body {
+  std::vector<Section> sections;
+  std::size_t tail_position = 0;  // where the fitted tail filler goes
+};
+
+// Main pass: whole filler sections; evidence goes in once the body reaches its target depth.
+Body lay_out_body(const FamilyContent& content, const EvidenceSections& evidence, std::size_t filler_budget,
+                  detail::FillerStream& filler, IdAllocator& ids, const TokenEstimator& estimate) {
+  const std::size_t m = content.evidence.size();
+  const double body_total = static_cast<double>(filler_budget + evidence.total_tokens);
   std::vector<std::size_t> order(m);
   for (std::size_t k = 0; k < m; ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return content.evidence[a].target_depth < content.evidence[b].target_depth;
   });
 
-  // Main pass: whole filler sections; evidence goes in once the body reaches its target depth.
-  std::vector<Section> sections;
+  Body body;
+  std::vector<Section>& sections = body.sections;
   std::size_t body_tokens = 0;
   std::size_t filler_used = 0;
   std::size_t next = 0;
   for (;;) {
     while (next < m && content.evidence[order[next]].target_depth * body_total <= static_cast<double>(body_tokens)) {
-      sections.push_back({evidence_sections[order[next]], static_cast<int>(order[next]), false});
-      body_tokens += evidence_tokens[order[next]];
+      sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next]), false});
+      body_tokens += evidence.tokens[order[next]];
       ++next;
     }
-    detail::FillerPiece piece = filler->next();
+    detail::FillerPiece piece = filler.next();
     std::string id = ids.next_filler_id();
     std::string text = section_text(id, piece.body);
     const std::size_t tokens = estimate(text);
@@ -329,17 +346,23 @@ ContextFixture generate_context_fixture(const FixtureRequest& request) {
     body_tokens += tokens;
     filler_used += tokens;
   }
-  const std::size_t tail_position = sections.size();
-  for (; next < m; ++next) sections.push_back({evidence_sections[order[next]], static_cast<int>(order[next]), false});
+  body.tail_position = sections.size();
+  for (; next < m; ++next) sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next]), false});
+  return body;
+}
 
-  // The tail section fills what is left; whole-prompt estimates make the fit exact from below even
-  // when the estimator is not additive over sections.
-  std::size_t split = tail_position;
+// The tail section fills what is left; whole-prompt estimates make the fit exact from below even
+// when the estimator is not additive over sections.
+void insert_fitted_tail(Body& body, const Framing& framing, const FixtureRequest& request,
+                        const detail::FillerStream& filler, IdAllocator& ids) {
+  const TokenEstimator& estimate = request.estimator;
+  std::vector<Section>& sections = body.sections;
+  std::size_t split = body.tail_position;
   std::string head;
   std::string foot;
   for (;;) {
-    head = header + join_sections(sections, 0, split);
-    foot = join_sections(sections, split, sections.size()) + trailer;
+    head = framing.header + join_sections(sections, 0, split);
+    foot = join_sections(sections, split, sections.size()) + framing.trailer;
     if (estimate(head + foot) <= request.target_tokens) break;
     // Only possible with a non-additive estimator: drop the last whole filler section and retry.
     std::size_t drop = split;
@@ -352,40 +375,62 @@ ContextFixture generate_context_fixture(const FixtureRequest& request) {
     sections.erase(sections.begin() + static_cast<std::ptrdiff_t>(drop - 1));
     --split;  // the erased section sat before the split point
   }
-  TailFitter fitter(estimate, request.target_tokens, *filler, ids.next_filler_id());
+  TailFitter fitter(estimate, request.target_tokens, filler, ids.next_filler_id());
   std::string tail = fitter.fit(head, foot);
-  if (!tail.empty()) sections.insert(sections.begin() + static_cast<std::ptrdiff_t>(split), Section{std::move(tail), -1, false});
+  if (!tail.empty())
+    sections.insert(sections.begin() + static_cast<std::ptrdiff_t>(split), Section{std::move(tail), -1, false});
+}
 
-  // Final prompt and offsets.
-  std::string& prompt = fixture.prompt;
-  std::size_t total_bytes = header.size() + trailer.size();
+// Byte offsets into the assembled prompt.
+struct PromptOffsets {
+  std::size_t body_begin = 0;
+  std::size_t body_end = 0;
+  std::size_t question = 0;
+  std::vector<std::size_t> sections;
+};
+
+PromptOffsets assemble_prompt(std::string& prompt, const Framing& framing, const std::vector<Section>& sections) {
+  PromptOffsets offsets;
+  std::size_t total_bytes = framing.header.size() + framing.trailer.size();
   for (const auto& section : sections) total_bytes += section.text.size();
   prompt.reserve(total_bytes);
-  prompt += header;
-  const std::size_t body_begin = prompt.size();
-  std::vector<std::size_t> section_offsets;
-  section_offsets.reserve(sections.size());
+  prompt += framing.header;
+  offsets.body_begin = prompt.size();
+  offsets.sections.reserve(sections.size());
   for (const auto& section : sections) {
-    section_offsets.push_back(prompt.size());
+    offsets.sections.push_back(prompt.size());
     prompt += section.text;
   }
-  const std::size_t body_end = prompt.size();
-  prompt += trailer;
-  const std::size_t question_offset = prompt.rfind(kQuestionMarker);
+  offsets.body_end = prompt.size();
+  prompt += framing.trailer;
+  offsets.question = prompt.rfind(kQuestionMarker);
+  return offsets;
+}
 
-  const std::string_view view(prompt);
+// Token counts of the whole prompt and of its body and question boundaries.
+void measure_prompt(ContextFixture& fixture, const PromptOffsets& offsets, std::size_t section_count,
+                    const FixtureRequest& request) {
+  const TokenEstimator& estimate = request.estimator;
+  const std::string_view view(fixture.prompt);
   fixture.prompt_tokens = estimate(view);
   if (fixture.prompt_tokens > request.target_tokens) {
     throw std::logic_error("generate_context_fixture: internal error, prompt estimate " +
                            std::to_string(fixture.prompt_tokens) + " exceeds the target " +
                            std::to_string(request.target_tokens));
   }
-  fixture.section_count = sections.size();
-  fixture.body_token_begin = estimate(view.substr(0, body_begin));
-  fixture.body_token_end = estimate(view.substr(0, body_end));
-  fixture.question_token_offset = estimate(view.substr(0, question_offset));
-  const double body_span = static_cast<double>(std::max<std::size_t>(1, fixture.body_token_end - fixture.body_token_begin));
+  fixture.section_count = section_count;
+  fixture.body_token_begin = estimate(view.substr(0, offsets.body_begin));
+  fixture.body_token_end = estimate(view.substr(0, offsets.body_end));
+  fixture.question_token_offset = estimate(view.substr(0, offsets.question));
+}
 
+// Where each evidence section landed, and the spans the required evidence covers.
+void record_placements(ContextFixture& fixture, const std::vector<Section>& sections, const PromptOffsets& offsets,
+                       const FamilyContent& content, const std::vector<std::string>& evidence_ids,
+                       const TokenEstimator& estimate) {
+  const std::string_view view(fixture.prompt);
+  const double body_span =
+      static_cast<double>(std::max<std::size_t>(1, fixture.body_token_end - fixture.body_token_begin));
   std::size_t first_required_begin = std::string::npos;
   std::size_t last_required_end = 0;
   for (std::size_t s = 0; s < sections.size(); ++s) {
@@ -397,59 +442,102 @@ ContextFixture generate_context_fixture(const FixtureRequest& request) {
     placement.label = content.evidence[k].label;
     placement.text = content.evidence[k].body;
     placement.target_depth = content.evidence[k].target_depth;
-    placement.byte_offset = section_offsets[s];
-    placement.token_offset = estimate(view.substr(0, section_offsets[s]));
+    placement.byte_offset = offsets.sections[s];
+    placement.token_offset = estimate(view.substr(0, offsets.sections[s]));
     placement.depth = static_cast<double>(placement.token_offset - fixture.body_token_begin) / body_span;
     if (placement.required) {
       first_required_begin = std::min(first_required_begin, placement.token_offset);
       last_required_end =
-          std::max(last_required_end, estimate(view.substr(0, section_offsets[s] + sections[s].text.size())));
+          std::max(last_required_end, estimate(view.substr(0, offsets.sections[s] + sections[s].text.size())));
     }
     fixture.placements.push_back(std::move(placement));
   }
-  for (std::size_t k = 0; k < m; ++k) {
+  for (std::size_t k = 0; k < content.evidence.size(); ++k) {
     if (content.evidence[k].required) fixture.required_evidence.push_back(evidence_ids[k]);
   }
   fixture.required_span_tokens = fixture.question_token_offset - first_required_begin;
   fixture.evidence_spread_tokens = last_required_end - first_required_begin;
-  fixture.derivation = fill_derivation(content.derivation, evidence_ids);
-  fixture.family_details = content.details;
+}
 
+// The generated repository's digest, and what of a snapshot it used.
+RepositoryProvenance repository_provenance(const std::vector<Section>& sections, const FixtureRequest& request) {
+  RepositoryProvenance repo;
+  repo.generator = std::string(detail::kPseudoRepoGeneratorName);
+  repo.generator_version = detail::kPseudoRepoGeneratorVersion;
+  repo.license = std::string(detail::kGeneratedContentLicense);
+  core::Sha256 hasher;
+  for (const auto& section : sections) {
+    const std::size_t body_start = section.text.find("] ") + 2;
+    const std::string_view body = std::string_view(section.text).substr(body_start);
+    const std::size_t newline = body.find('\n');
+    const std::string_view path = body.substr(6, newline - 6);  // after "FILE: "
+    std::string_view file_content = body.substr(newline + 1);
+    file_content.remove_suffix(1);  // the blank separator line
+    detail::hash_repository_file(hasher, path, file_content);
+    ++repo.file_count;
+    if (section.from_snapshot) ++repo.snapshot_files_used;
+  }
+  repo.sha256 = hasher.hex_digest();
+  if (request.repository_snapshot) {
+    repo.snapshot_root = request.repository_snapshot->root;
+    repo.snapshot_manifest = request.repository_snapshot->manifest;
+    repo.snapshot_sha256 = request.repository_snapshot->sha256;
+    repo.synthetic = repo.snapshot_files_used == 0;
+    if (repo.snapshot_files_used > 0) {
+      repo.license = "snapshot: " + request.repository_snapshot->manifest.value("license", std::string()) +
+                     "; generated files: " + std::string(detail::kGeneratedContentLicense);
+    }
+  }
+  return repo;
+}
+
+void record_filler_provenance(ContextFixture& fixture, const FamilyContent& content,
+                              const std::vector<Section>& sections, const FixtureRequest& request) {
   if (content.code_filler) {
     fixture.filler = {std::string(detail::kPseudoRepoGeneratorName), detail::kPseudoRepoGeneratorVersion,
                       std::string(detail::kGeneratedContentLicense)};
-    RepositoryProvenance repo;
-    repo.generator = std::string(detail::kPseudoRepoGeneratorName);
-    repo.generator_version = detail::kPseudoRepoGeneratorVersion;
-    repo.license = std::string(detail::kGeneratedContentLicense);
-    core::Sha256 hasher;
-    for (const auto& section : sections) {
-      const std::size_t body_start = section.text.find("] ") + 2;
-      const std::string_view body = std::string_view(section.text).substr(body_start);
-      const std::size_t newline = body.find('\n');
-      const std::string_view path = body.substr(6, newline - 6);  // after "FILE: "
-      std::string_view file_content = body.substr(newline + 1);
-      file_content.remove_suffix(1);  // the blank separator line
-      detail::hash_repository_file(hasher, path, file_content);
-      ++repo.file_count;
-      if (section.from_snapshot) ++repo.snapshot_files_used;
-    }
-    repo.sha256 = hasher.hex_digest();
-    if (request.repository_snapshot) {
-      repo.snapshot_root = request.repository_snapshot->root;
-      repo.snapshot_manifest = request.repository_snapshot->manifest;
-      repo.snapshot_sha256 = request.repository_snapshot->sha256;
-      repo.synthetic = repo.snapshot_files_used == 0;
-      if (repo.snapshot_files_used > 0) {
-        repo.license = "snapshot: " + request.repository_snapshot->manifest.value("license", std::string()) +
-                       "; generated files: " + std::string(detail::kGeneratedContentLicense);
-      }
-    }
-    fixture.repository = std::move(repo);
+    fixture.repository = repository_provenance(sections, request);
   } else {
     fixture.filler = {std::string(detail::kProseGeneratorName), detail::kProseGeneratorVersion,
                       std::string(detail::kGeneratedContentLicense)};
   }
+}
+
+}  // namespace
+
+ContextFixture generate_context_fixture(const FixtureRequest& request) {
+  validate_request(request);
+  const TokenEstimator& estimate = request.estimator;
+  const std::uint64_t fixture_seed = core::stream_seed(
+      request.seed, {static_cast<std::uint64_t>(request.family), static_cast<std::uint64_t>(request.index)});
+  core::Rng content_rng(core::stream_seed(fixture_seed, {kContentStream}));
+  FamilyContent content = build_content(request.family, content_rng, request.index);
+  core::Rng id_rng(core::stream_seed(fixture_seed, {kIdStream}));
+  IdAllocator ids(id_rng, content.evidence.size());
+
+  const std::set<std::string> reserved(content.reserved_paths.begin(), content.reserved_paths.end());
+  const std::uint64_t filler_seed = core::stream_seed(fixture_seed, {kFillerStream});
+  std::unique_ptr<detail::FillerStream> filler =
+      content.code_filler ? detail::make_code_filler(filler_seed, request.repository_snapshot, reserved)
+                          : detail::make_prose_filler(filler_seed);
+
+  ContextFixture fixture = fixture_record(request, content);
+  const Framing framing = prompt_framing(fixture.cache_buster_line, content.question);
+  std::size_t fixed = estimate(framing.header) + estimate(framing.trailer);
+  const EvidenceSections evidence = evidence_sections(content, ids, estimate);
+  fixed += evidence.total_tokens;
+  require_filler_room(request, fixture.id, fixed);
+  const std::size_t filler_budget = request.target_tokens - fixed;
+
+  Body body = lay_out_body(content, evidence, filler_budget, *filler, ids, estimate);
+  insert_fitted_tail(body, framing, request, *filler, ids);
+
+  const PromptOffsets offsets = assemble_prompt(fixture.prompt, framing, body.sections);
+  measure_prompt(fixture, offsets, body.sections.size(), request);
+  record_placements(fixture, body.sections, offsets, content, evidence.ids, estimate);
+  fixture.derivation = fill_derivation(content.derivation, evidence.ids);
+  fixture.family_details = content.details;
+  record_filler_provenance(fixture, content, body.sections, request);
   return fixture;
 }
 

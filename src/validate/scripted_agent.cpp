@@ -38,6 +38,8 @@ struct Decision {
   std::string result;
 };
 
+bool is_error(const json* result) { return result && result->is_object() && result->contains("error"); }
+
 class Planner {
  public:
   Planner(const Transcript& transcript, std::set<std::string> tools) : transcript_(transcript), tools_(std::move(tools)) {}
@@ -54,6 +56,17 @@ class Planner {
   }
 
   Decision wait() const { return {}; }
+  // What a plan returns while it cannot go on: wait while any result is missing, else fail on the
+  // first error. nullopt when every result is there and no error.
+  std::optional<Decision> stop_unless_ready(const std::vector<const json*>& results) const {
+    for (const json* r : results) {
+      if (!r) return wait();
+    }
+    for (const json* r : results) {
+      if (is_error(r)) return fail(*r);
+    }
+    return std::nullopt;
+  }
   Decision done(std::string summary, std::string result) const { return {true, std::move(summary), std::move(result)}; }
   Decision fail(const json& result) const {
     const std::string message = result.contains("error") ? result["error"].value("message", std::string("error"))
@@ -93,8 +106,6 @@ class Planner {
   std::optional<std::string> missing_tool_;
 };
 
-bool is_error(const json* result) { return result && result->is_object() && result->contains("error"); }
-
 std::int64_t cents(const std::string& amount) {
   const auto value = parse_money_to_cents(amount);
   if (!value) throw std::logic_error("scripted agent: unparsable amount " + amount);
@@ -120,266 +131,286 @@ struct Intent {
   Plan plan;
 };
 
-std::vector<Intent> build_intents() {
-  const std::string acc = "(ACC-\\d+)";
-  const std::string sku = "(SKU-[A-Z]+)";
-  const std::string ord = "(ORD-\\d+)";
-  const std::string amt = "(\\d+(?:\\.\\d{1,2})?)";
-  const std::string num = "(\\d+)";
-  const std::string name = "([A-Z][a-z]+(?: [A-Z][a-z]+)+)";
-  const std::string units = " units?";
-  std::vector<Intent> intents;
-  auto add = [&](std::string intent_name, const std::string& pattern, Plan plan) {
-    intents.push_back({std::move(intent_name), std::regex("^" + pattern + "$"), std::move(plan)});
-  };
+// The regex fragments the instruction templates are written with.
+struct IntentPatterns {
+  std::string acc = "(ACC-\\d+)";
+  std::string sku = "(SKU-[A-Z]+)";
+  std::string ord = "(ORD-\\d+)";
+  std::string amt = "(\\d+(?:\\.\\d{1,2})?)";
+  std::string num = "(\\d+)";
+  std::string name = "([A-Z][a-z]+(?: [A-Z][a-z]+)+)";
+  std::string units = " units?";
+};
 
-  add("account balance", "What is the current balance of account " + acc + "\\?", [](Planner& p, const Match& m) {
-    const json* r = p.read("get_account", {{"account_id", m[1].str()}});
-    if (!r) return p.wait();
-    if (is_error(r)) return p.fail(*r);
-    return p.done("The balance of " + m[1].str() + " is " + text_field(*r, "balance") + ".", text_field(*r, "balance"));
-  });
-  add("item stock", "How many units of " + sku + " are in stock\\?", [](Planner& p, const Match& m) {
+// Intents in match order; each pattern is anchored to the whole instruction.
+class IntentList {
+ public:
+  void add(std::string intent_name, const std::string& pattern, Plan plan) {
+    intents_.push_back({std::move(intent_name), std::regex("^" + pattern + "$"), std::move(plan)});
+  }
+  std::vector<Intent> take() { return std::move(intents_); }
+
+ private:
+  std::vector<Intent> intents_;
+};
+
+// Single and paired reads: balances and stock.
+void add_lookup_intents(IntentList& intents, const IntentPatterns& pattern) {
+  intents.add("account balance", "What is the current balance of account " + pattern.acc + "\\?",
+              [](Planner& p, const Match& m) {
+                const json* r = p.read("get_account", {{"account_id", m[1].str()}});
+                if (auto stop = p.stop_unless_ready({r})) return *stop;
+                return p.done("The balance of " + m[1].str() + " is " + text_field(*r, "balance") + ".",
+                              text_field(*r, "balance"));
+              });
+  intents.add("item stock", "How many units of " + pattern.sku + " are in stock\\?", [](Planner& p, const Match& m) {
     const json* r = p.read("get_inventory", {{"sku", m[1].str()}});
-    if (!r) return p.wait();
-    if (is_error(r)) return p.fail(*r);
+    if (auto stop = p.stop_unless_ready({r})) return *stop;
     const std::string stock = std::to_string(field(*r, "stock"));
     return p.done(m[1].str() + " has " + stock + " units in stock.", stock);
   });
-  add("compare two balances",
-      "Which of the accounts " + acc + " and " + acc + " holds more money\\? Answer with the account id\\.",
+  intents.add("compare two balances",
+              "Which of the accounts " + pattern.acc + " and " + pattern.acc +
+                  " holds more money\\? Answer with the account id\\.",
+              [](Planner& p, const Match& m) {
+                const json* a = p.read("get_account", {{"account_id", m[1].str()}});
+                const json* b = p.read("get_account", {{"account_id", m[2].str()}});
+                if (auto stop = p.stop_unless_ready({a, b})) return *stop;
+                const bool first = field(*a, "balance_cents") >= field(*b, "balance_cents");
+                const std::string winner = first ? m[1].str() : m[2].str();
+                return p.done(m[1].str() + " has " + text_field(*a, "balance") + " and " + m[2].str() + " has " +
+                                  text_field(*b, "balance") + "; " + winner + " holds more.",
+                              winner);
+              });
+  intents.add("combined stock", "What is the combined stock of " + pattern.sku + " and " + pattern.sku + "\\?",
+              [](Planner& p, const Match& m) {
+                const json* a = p.read("get_inventory", {{"sku", m[1].str()}});
+                const json* b = p.read("get_inventory", {{"sku", m[2].str()}});
+                if (auto stop = p.stop_unless_ready({a, b})) return *stop;
+                const std::string total = std::to_string(field(*a, "stock") + field(*b, "stock"));
+                return p.done(m[1].str() + " and " + m[2].str() + " have " + total + " units together.", total);
+              });
+}
+
+// Transfers and restocks, the compound phrasings before the plain ones they contain.
+void add_transfer_and_restock_intents(IntentList& intents, const IntentPatterns& pattern) {
+  intents.add(
+      "transfer and report",
+      "Transfer " + pattern.amt + " from " + pattern.acc + " to " + pattern.acc + ", then report the new balance of " +
+          pattern.acc + "\\.",
       [](Planner& p, const Match& m) {
-        const json* a = p.read("get_account", {{"account_id", m[1].str()}});
-        const json* b = p.read("get_account", {{"account_id", m[2].str()}});
-        if (!a || !b) return p.wait();
-        if (is_error(a)) return p.fail(*a);
-        if (is_error(b)) return p.fail(*b);
-        const bool first = field(*a, "balance_cents") >= field(*b, "balance_cents");
-        const std::string winner = first ? m[1].str() : m[2].str();
-        return p.done(m[1].str() + " has " + text_field(*a, "balance") + " and " + m[2].str() + " has " +
-                          text_field(*b, "balance") + "; " + winner + " holds more.",
-                      winner);
-      });
-  add("combined stock", "What is the combined stock of " + sku + " and " + sku + "\\?", [](Planner& p, const Match& m) {
-    const json* a = p.read("get_inventory", {{"sku", m[1].str()}});
-    const json* b = p.read("get_inventory", {{"sku", m[2].str()}});
-    if (!a || !b) return p.wait();
-    if (is_error(a)) return p.fail(*a);
-    if (is_error(b)) return p.fail(*b);
-    const std::string total = std::to_string(field(*a, "stock") + field(*b, "stock"));
-    return p.done(m[1].str() + " and " + m[2].str() + " have " + total + " units together.", total);
-  });
-  add("transfer and report",
-      "Transfer " + amt + " from " + acc + " to " + acc + ", then report the new balance of " + acc + "\\.",
-      [](Planner& p, const Match& m) {
-        const json* t = p.mutate("transfer_funds", {{"from_account_id", m[2].str()},
-                                                    {"to_account_id", m[3].str()},
-                                                    {"amount_cents", cents(m[1].str())}});
-        if (!t) return p.wait();
-        if (is_error(t)) return p.fail(*t);
+        const json* t = p.mutate(
+            "transfer_funds",
+            {{"from_account_id", m[2].str()}, {"to_account_id", m[3].str()}, {"amount_cents", cents(m[1].str())}});
+        if (auto stop = p.stop_unless_ready({t})) return *stop;
         const json* r = p.read("get_account", {{"account_id", m[4].str()}});
-        if (!r) return p.wait();
-        if (is_error(r)) return p.fail(*r);
+        if (auto stop = p.stop_unless_ready({r})) return *stop;
         return p.done("Transferred " + m[1].str() + "; " + m[4].str() + " now has " + text_field(*r, "balance") + ".",
                       text_field(*r, "balance"));
       });
-  add("transfer", "Transfer " + amt + " from " + acc + " to " + acc + "\\.", [](Planner& p, const Match& m) {
-    const json* t = p.mutate("transfer_funds",
-                             {{"from_account_id", m[2].str()}, {"to_account_id", m[3].str()}, {"amount_cents", cents(m[1].str())}});
-    if (!t) return p.wait();
-    if (is_error(t)) return p.fail(*t);
-    return p.done("Transferred " + m[1].str() + " from " + m[2].str() + " to " + m[3].str() + ".", "DONE");
-  });
-  add("restock two items", "Restock " + sku + " with " + num + units + " and " + sku + " with " + num + units + "\\.",
-      [](Planner& p, const Match& m) {
-        const json* a = p.mutate("restock", {{"sku", m[1].str()}, {"quantity", integer(m[2].str())}});
-        const json* b = p.mutate("restock", {{"sku", m[3].str()}, {"quantity", integer(m[4].str())}});
-        if (!a || !b) return p.wait();
-        if (is_error(a)) return p.fail(*a);
-        if (is_error(b)) return p.fail(*b);
-        return p.done("Restocked " + m[1].str() + " and " + m[3].str() + ".", "DONE");
-      });
-  add("restock then order",
-      "Restock " + sku + " with " + num + units + ", then place an order for " + num + units + " of " + sku +
-          " for account " + acc + " and tell me the new order id\\.",
+  intents.add("transfer", "Transfer " + pattern.amt + " from " + pattern.acc + " to " + pattern.acc + "\\.",
+              [](Planner& p, const Match& m) {
+                const json* t = p.mutate("transfer_funds", {{"from_account_id", m[2].str()},
+                                                            {"to_account_id", m[3].str()},
+                                                            {"amount_cents", cents(m[1].str())}});
+                if (auto stop = p.stop_unless_ready({t})) return *stop;
+                return p.done("Transferred " + m[1].str() + " from " + m[2].str() + " to " + m[3].str() + ".", "DONE");
+              });
+  intents.add("restock two items",
+              "Restock " + pattern.sku + " with " + pattern.num + pattern.units + " and " + pattern.sku + " with " +
+                  pattern.num + pattern.units + "\\.",
+              [](Planner& p, const Match& m) {
+                const json* a = p.mutate("restock", {{"sku", m[1].str()}, {"quantity", integer(m[2].str())}});
+                const json* b = p.mutate("restock", {{"sku", m[3].str()}, {"quantity", integer(m[4].str())}});
+                if (auto stop = p.stop_unless_ready({a, b})) return *stop;
+                return p.done("Restocked " + m[1].str() + " and " + m[3].str() + ".", "DONE");
+              });
+  intents.add(
+      "restock then order",
+      "Restock " + pattern.sku + " with " + pattern.num + pattern.units + ", then place an order for " + pattern.num +
+          pattern.units + " of " + pattern.sku + " for account " + pattern.acc + " and tell me the new order id\\.",
       [](Planner& p, const Match& m) {
         const json* r = p.mutate("restock", {{"sku", m[1].str()}, {"quantity", integer(m[2].str())}});
-        if (!r) return p.wait();
-        if (is_error(r)) return p.fail(*r);
+        if (auto stop = p.stop_unless_ready({r})) return *stop;
         const json* o = p.mutate("place_order",
                                  {{"account_id", m[5].str()}, {"sku", m[4].str()}, {"quantity", integer(m[3].str())}});
-        if (!o) return p.wait();
-        if (is_error(o)) return p.fail(*o);
+        if (auto stop = p.stop_unless_ready({o})) return *stop;
         return p.done("Restocked " + m[1].str() + " and placed " + text_field(*o, "order_id") + ".",
                       text_field(*o, "order_id"));
       });
-  add("restock", "Restock " + sku + " with " + num + units + "\\.", [](Planner& p, const Match& m) {
-    const json* r = p.mutate("restock", {{"sku", m[1].str()}, {"quantity", integer(m[2].str())}});
-    if (!r) return p.wait();
-    if (is_error(r)) return p.fail(*r);
-    return p.done("Restocked " + m[1].str() + "; it now has " + std::to_string(field(*r, "stock")) + " units.", "DONE");
-  });
-  add("place order",
-      "Place an order for " + num + units + " of " + sku + " for (?:account " + acc + "|" + name +
-          ")( and tell me the new order id)?\\.",
-      [](Planner& p, const Match& m) {
-        std::string account = m[3].str();
-        if (account.empty()) {
-          const json* f = p.read("find_account", {{"owner_name", m[4].str()}});
-          if (!f) return p.wait();
-          if (is_error(f)) return p.fail(*f);
-          account = text_field(*f, "account_id");
-        }
-        const json* o =
-            p.mutate("place_order", {{"account_id", account}, {"sku", m[2].str()}, {"quantity", integer(m[1].str())}});
-        if (!o) return p.wait();
-        if (is_error(o)) return p.fail(*o);
-        const std::string id = text_field(*o, "order_id");
-        return p.done("Placed " + id + " for " + account + " (total " + text_field(*o, "total") + ").",
-                      m[5].matched ? id : std::string("DONE"));
-      });
-  add("cancel and reorder",
-      "Cancel order " + ord + " and then place a new order for " + num + units + " of " + sku +
-          " for the same account and tell me the new order id\\.",
+  intents.add("restock", "Restock " + pattern.sku + " with " + pattern.num + pattern.units + "\\.",
+              [](Planner& p, const Match& m) {
+                const json* r = p.mutate("restock", {{"sku", m[1].str()}, {"quantity", integer(m[2].str())}});
+                if (auto stop = p.stop_unless_ready({r})) return *stop;
+                return p.done(
+                    "Restocked " + m[1].str() + "; it now has " + std::to_string(field(*r, "stock")) + " units.",
+                    "DONE");
+              });
+}
+
+// Orders placed, cancelled and counted, and lookups by owner name.
+void add_order_intents(IntentList& intents, const IntentPatterns& pattern) {
+  intents.add("place order",
+              "Place an order for " + pattern.num + pattern.units + " of " + pattern.sku + " for (?:account " +
+                  pattern.acc + "|" + pattern.name + ")( and tell me the new order id)?\\.",
+              [](Planner& p, const Match& m) {
+                std::string account = m[3].str();
+                if (account.empty()) {
+                  const json* f = p.read("find_account", {{"owner_name", m[4].str()}});
+                  if (auto stop = p.stop_unless_ready({f})) return *stop;
+                  account = text_field(*f, "account_id");
+                }
+                const json* o = p.mutate(
+                    "place_order", {{"account_id", account}, {"sku", m[2].str()}, {"quantity", integer(m[1].str())}});
+                if (auto stop = p.stop_unless_ready({o})) return *stop;
+                const std::string id = text_field(*o, "order_id");
+                return p.done("Placed " + id + " for " + account + " (total " + text_field(*o, "total") + ").",
+                              m[5].matched ? id : std::string("DONE"));
+              });
+  intents.add(
+      "cancel and reorder",
+      "Cancel order " + pattern.ord + " and then place a new order for " + pattern.num + pattern.units + " of " +
+          pattern.sku + " for the same account and tell me the new order id\\.",
       [](Planner& p, const Match& m) {
         const json* c = p.mutate("cancel_order", {{"order_id", m[1].str()}});
-        if (!c) return p.wait();
-        if (is_error(c)) return p.fail(*c);
+        if (auto stop = p.stop_unless_ready({c})) return *stop;
         const std::string account = text_field(*c, "account_id");
         const json* o =
             p.mutate("place_order", {{"account_id", account}, {"sku", m[3].str()}, {"quantity", integer(m[2].str())}});
-        if (!o) return p.wait();
-        if (is_error(o)) return p.fail(*o);
+        if (auto stop = p.stop_unless_ready({o})) return *stop;
         return p.done("Cancelled " + m[1].str() + " and placed " + text_field(*o, "order_id") + " for " + account + ".",
                       text_field(*o, "order_id"));
       });
-  add("cancel order", "Cancel order " + ord + "\\.", [](Planner& p, const Match& m) {
+  intents.add("cancel order", "Cancel order " + pattern.ord + "\\.", [](Planner& p, const Match& m) {
     const json* c = p.mutate("cancel_order", {{"order_id", m[1].str()}});
-    if (!c) return p.wait();
-    if (is_error(c)) return p.fail(*c);
+    if (auto stop = p.stop_unless_ready({c})) return *stop;
     return p.done("Cancelled " + m[1].str() + " and refunded " + text_field(*c, "refunded") + ".", "DONE");
   });
-  add("count placed orders", "How many placed orders does account " + acc + " have\\?", [](Planner& p, const Match& m) {
-    const json* l = p.read("list_orders", {{"account_id", m[1].str()}, {"status", "placed"}});
-    if (!l) return p.wait();
-    if (is_error(l)) return p.fail(*l);
-    const std::string count = std::to_string(l->value("orders", json::array()).size());
-    return p.done(m[1].str() + " has " + count + " placed orders.", count);
-  });
-  add("balance by owner", "Find the account of " + name + " and tell me its balance\\.", [](Planner& p, const Match& m) {
-    const json* f = p.read("find_account", {{"owner_name", m[1].str()}});
-    if (!f) return p.wait();
-    if (is_error(f)) return p.fail(*f);
-    const json* r = p.read("get_account", {{"account_id", text_field(*f, "account_id")}});
-    if (!r) return p.wait();
-    if (is_error(r)) return p.fail(*r);
-    return p.done(m[1].str() + " owns " + text_field(*r, "account_id") + " with " + text_field(*r, "balance") + ".",
-                  text_field(*r, "balance"));
-  });
-  add("order the better-stocked item",
-      "Check the stock of " + sku + " and " + sku + ", then place an order for " + num + units +
-          " of whichever has more stock for account " + acc + "\\.",
-      [](Planner& p, const Match& m) {
-        const json* a = p.read("get_inventory", {{"sku", m[1].str()}});
-        const json* b = p.read("get_inventory", {{"sku", m[2].str()}});
-        if (!a || !b) return p.wait();
-        if (is_error(a)) return p.fail(*a);
-        if (is_error(b)) return p.fail(*b);
-        const std::string chosen = field(*a, "stock") >= field(*b, "stock") ? m[1].str() : m[2].str();
-        const json* o =
-            p.mutate("place_order", {{"account_id", m[4].str()}, {"sku", chosen}, {"quantity", integer(m[3].str())}});
-        if (!o) return p.wait();
-        if (is_error(o)) return p.fail(*o);
-        return p.done("Ordered " + chosen + " (" + text_field(*o, "order_id") + ").", chosen);
-      });
-  add("conditional transfer",
-      "If " + acc + " has at least " + amt + ", transfer " + amt + " from " + acc + " to " + acc +
-          "; otherwise transfer " + amt + " from " + acc + " to " + acc + "\\.",
-      [](Planner& p, const Match& m) {
-        const json* r = p.read("get_account", {{"account_id", m[1].str()}});
-        if (!r) return p.wait();
-        if (is_error(r)) return p.fail(*r);
-        const bool enough = field(*r, "balance_cents") >= cents(m[2].str());
-        const int base = enough ? 3 : 6;
-        const json* t = p.mutate("transfer_funds", {{"from_account_id", m[base + 1].str()},
-                                                    {"to_account_id", m[base + 2].str()},
-                                                    {"amount_cents", cents(m[base].str())}});
-        if (!t) return p.wait();
-        if (is_error(t)) return p.fail(*t);
-        return p.done(m[1].str() + " has " + text_field(*r, "balance") + "; transferred " + m[base].str() + " from " +
-                          m[base + 1].str() + " to " + m[base + 2].str() + ".",
-                      "DONE");
-      });
-  add("cancel all placed orders",
-      "Cancel every placed order of account " + acc + " and tell me how many orders you cancelled\\.",
-      [](Planner& p, const Match& m) {
-        const json* l = p.read("list_orders", {{"account_id", m[1].str()}, {"status", "placed"}});
-        if (!l) return p.wait();
-        if (is_error(l)) return p.fail(*l);
-        std::vector<const json*> cancelled;
-        for (const auto& order : l->value("orders", json::array())) {
-          cancelled.push_back(p.mutate("cancel_order", {{"order_id", text_field(order, "order_id")}}));
-        }
-        for (const json* c : cancelled) {
-          if (!c) return p.wait();
-        }
-        for (const json* c : cancelled) {
-          if (is_error(c)) return p.fail(*c);
-        }
-        const std::string count = std::to_string(cancelled.size());
-        return p.done("Cancelled " + count + " placed orders of " + m[1].str() + ".", count);
-      });
-  add("order total", "What is the total value of order " + ord + "\\?", [](Planner& p, const Match& m) {
+  intents.add("count placed orders", "How many placed orders does account " + pattern.acc + " have\\?",
+              [](Planner& p, const Match& m) {
+                const json* l = p.read("list_orders", {{"account_id", m[1].str()}, {"status", "placed"}});
+                if (auto stop = p.stop_unless_ready({l})) return *stop;
+                const std::string count = std::to_string(l->value("orders", json::array()).size());
+                return p.done(m[1].str() + " has " + count + " placed orders.", count);
+              });
+  intents.add("balance by owner", "Find the account of " + pattern.name + " and tell me its balance\\.",
+              [](Planner& p, const Match& m) {
+                const json* f = p.read("find_account", {{"owner_name", m[1].str()}});
+                if (auto stop = p.stop_unless_ready({f})) return *stop;
+                const json* r = p.read("get_account", {{"account_id", text_field(*f, "account_id")}});
+                if (auto stop = p.stop_unless_ready({r})) return *stop;
+                return p.done(
+                    m[1].str() + " owns " + text_field(*r, "account_id") + " with " + text_field(*r, "balance") + ".",
+                    text_field(*r, "balance"));
+              });
+}
+
+// Requests whose later steps depend on what an earlier read returned.
+void add_conditional_intents(IntentList& intents, const IntentPatterns& pattern) {
+  intents.add("order the better-stocked item",
+              "Check the stock of " + pattern.sku + " and " + pattern.sku + ", then place an order for " + pattern.num +
+                  pattern.units + " of whichever has more stock for account " + pattern.acc + "\\.",
+              [](Planner& p, const Match& m) {
+                const json* a = p.read("get_inventory", {{"sku", m[1].str()}});
+                const json* b = p.read("get_inventory", {{"sku", m[2].str()}});
+                if (auto stop = p.stop_unless_ready({a, b})) return *stop;
+                const std::string chosen = field(*a, "stock") >= field(*b, "stock") ? m[1].str() : m[2].str();
+                const json* o = p.mutate(
+                    "place_order", {{"account_id", m[4].str()}, {"sku", chosen}, {"quantity", integer(m[3].str())}});
+                if (auto stop = p.stop_unless_ready({o})) return *stop;
+                return p.done("Ordered " + chosen + " (" + text_field(*o, "order_id") + ").", chosen);
+              });
+  intents.add("conditional transfer",
+              "If " + pattern.acc + " has at least " + pattern.amt + ", transfer " + pattern.amt + " from " +
+                  pattern.acc + " to " + pattern.acc + "; otherwise transfer " + pattern.amt + " from " + pattern.acc +
+                  " to " + pattern.acc + "\\.",
+              [](Planner& p, const Match& m) {
+                const json* r = p.read("get_account", {{"account_id", m[1].str()}});
+                if (auto stop = p.stop_unless_ready({r})) return *stop;
+                const bool enough = field(*r, "balance_cents") >= cents(m[2].str());
+                const int base = enough ? 3 : 6;
+                const json* t = p.mutate("transfer_funds", {{"from_account_id", m[base + 1].str()},
+                                                            {"to_account_id", m[base + 2].str()},
+                                                            {"amount_cents", cents(m[base].str())}});
+                if (auto stop = p.stop_unless_ready({t})) return *stop;
+                return p.done(m[1].str() + " has " + text_field(*r, "balance") + "; transferred " + m[base].str() +
+                                  " from " + m[base + 1].str() + " to " + m[base + 2].str() + ".",
+                              "DONE");
+              });
+  intents.add("cancel all placed orders",
+              "Cancel every placed order of account " + pattern.acc + " and tell me how many orders you cancelled\\.",
+              [](Planner& p, const Match& m) {
+                const json* l = p.read("list_orders", {{"account_id", m[1].str()}, {"status", "placed"}});
+                if (auto stop = p.stop_unless_ready({l})) return *stop;
+                std::vector<const json*> cancelled;
+                for (const auto& order : l->value("orders", json::array())) {
+                  cancelled.push_back(p.mutate("cancel_order", {{"order_id", text_field(order, "order_id")}}));
+                }
+                if (auto stop = p.stop_unless_ready(cancelled)) return *stop;
+                const std::string count = std::to_string(cancelled.size());
+                return p.done("Cancelled " + count + " placed orders of " + m[1].str() + ".", count);
+              });
+}
+
+// Order lookups, comparisons by owner, and amounts computed from read values.
+void add_computed_intents(IntentList& intents, const IntentPatterns& pattern) {
+  intents.add("order total", "What is the total value of order " + pattern.ord + "\\?", [](Planner& p, const Match& m) {
     const json* o = p.read("get_order", {{"order_id", m[1].str()}});
-    if (!o) return p.wait();
-    if (is_error(o)) return p.fail(*o);
+    if (auto stop = p.stop_unless_ready({o})) return *stop;
     return p.done(m[1].str() + " totals " + text_field(*o, "total") + ".", text_field(*o, "total"));
   });
-  add("larger balance by owner",
-      "Who has the larger balance, " + name + " or " + name + "\\? Answer with the full name\\.",
+  intents.add(
+      "larger balance by owner",
+      "Who has the larger balance, " + pattern.name + " or " + pattern.name + "\\? Answer with the full name\\.",
       [](Planner& p, const Match& m) {
         const json* f1 = p.read("find_account", {{"owner_name", m[1].str()}});
         const json* f2 = p.read("find_account", {{"owner_name", m[2].str()}});
-        if (!f1 || !f2) return p.wait();
-        if (is_error(f1)) return p.fail(*f1);
-        if (is_error(f2)) return p.fail(*f2);
+        if (auto stop = p.stop_unless_ready({f1, f2})) return *stop;
         const json* a = p.read("get_account", {{"account_id", text_field(*f1, "account_id")}});
         const json* b = p.read("get_account", {{"account_id", text_field(*f2, "account_id")}});
-        if (!a || !b) return p.wait();
-        if (is_error(a)) return p.fail(*a);
-        if (is_error(b)) return p.fail(*b);
+        if (auto stop = p.stop_unless_ready({a, b})) return *stop;
         const json& winner = field(*a, "balance_cents") >= field(*b, "balance_cents") ? *a : *b;
         return p.done(m[1].str() + " has " + text_field(*a, "balance") + ", " + m[2].str() + " has " +
                           text_field(*b, "balance") + ".",
                       text_field(winner, "owner"));
       });
-  add("move full balance", "Move the full balance of " + acc + " to " + acc + "\\.", [](Planner& p, const Match& m) {
-    const json* r = p.read("get_account", {{"account_id", m[1].str()}});
-    if (!r) return p.wait();
-    if (is_error(r)) return p.fail(*r);
-    const std::int64_t amount = field(*r, "balance_cents");
-    if (amount <= 0) return p.done(m[1].str() + " is empty.", "FAILED: " + m[1].str() + " has no money to move");
-    const json* t = p.mutate("transfer_funds",
-                             {{"from_account_id", m[1].str()}, {"to_account_id", m[2].str()}, {"amount_cents", amount}});
-    if (!t) return p.wait();
-    if (is_error(t)) return p.fail(*t);
-    return p.done("Moved " + format_cents(amount) + " from " + m[1].str() + " to " + m[2].str() + ".", "DONE");
-  });
-  add("affordability",
-      "Does account " + acc + " have enough money to pay for " + num + units + " of " + sku + "\\? Answer YES or NO\\.",
+  intents.add(
+      "move full balance", "Move the full balance of " + pattern.acc + " to " + pattern.acc + "\\.",
       [](Planner& p, const Match& m) {
-        const json* a = p.read("get_account", {{"account_id", m[1].str()}});
-        const json* i = p.read("get_inventory", {{"sku", m[3].str()}});
-        if (!a || !i) return p.wait();
-        if (is_error(a)) return p.fail(*a);
-        if (is_error(i)) return p.fail(*i);
-        const std::int64_t cost = integer(m[2].str()) * field(*i, "price_cents");
-        const bool enough = field(*a, "balance_cents") >= cost;
-        return p.done(m[2].str() + " units cost " + format_cents(cost) + " and " + m[1].str() + " has " +
-                          text_field(*a, "balance") + ".",
-                      enough ? "YES" : "NO");
+        const json* r = p.read("get_account", {{"account_id", m[1].str()}});
+        if (auto stop = p.stop_unless_ready({r})) return *stop;
+        const std::int64_t amount = field(*r, "balance_cents");
+        if (amount <= 0) return p.done(m[1].str() + " is empty.", "FAILED: " + m[1].str() + " has no money to move");
+        const json* t =
+            p.mutate("transfer_funds",
+                     {{"from_account_id", m[1].str()}, {"to_account_id", m[2].str()}, {"amount_cents", amount}});
+        if (auto stop = p.stop_unless_ready({t})) return *stop;
+        return p.done("Moved " + format_cents(amount) + " from " + m[1].str() + " to " + m[2].str() + ".", "DONE");
       });
-  return intents;
+  intents.add("affordability",
+              "Does account " + pattern.acc + " have enough money to pay for " + pattern.num + pattern.units + " of " +
+                  pattern.sku + "\\? Answer YES or NO\\.",
+              [](Planner& p, const Match& m) {
+                const json* a = p.read("get_account", {{"account_id", m[1].str()}});
+                const json* i = p.read("get_inventory", {{"sku", m[3].str()}});
+                if (auto stop = p.stop_unless_ready({a, i})) return *stop;
+                const std::int64_t cost = integer(m[2].str()) * field(*i, "price_cents");
+                const bool enough = field(*a, "balance_cents") >= cost;
+                return p.done(m[2].str() + " units cost " + format_cents(cost) + " and " + m[1].str() + " has " +
+                                  text_field(*a, "balance") + ".",
+                              enough ? "YES" : "NO");
+              });
+}
+
+std::vector<Intent> build_intents() {
+  const IntentPatterns pattern;
+  IntentList intents;
+  add_lookup_intents(intents, pattern);
+  add_transfer_and_restock_intents(intents, pattern);
+  add_order_intents(intents, pattern);
+  add_conditional_intents(intents, pattern);
+  add_computed_intents(intents, pattern);
+  return intents.take();
 }
 
 const std::vector<Intent>& intents() {

@@ -324,7 +324,7 @@ TEST(AgentRun, NoFileOfTheRunHoldsRawReasoning) {
   for (const auto& text : texts) {
     EXPECT_TRUE(files_containing(dir.path(), text.substr(0, 40)).empty()) << text.substr(0, 40);
   }
-  EXPECT_TRUE(files_containing(dir.path(), std::string(ar::reasoning_filler()).substr(1, 40)).empty());
+  EXPECT_TRUE(files_containing(dir.path(), std::string(mock::reasoning_filler()).substr(1, 40)).empty());
   EXPECT_TRUE(files_containing(dir.path(), "Request: ").empty());
 }
 
@@ -358,7 +358,7 @@ TEST(AgentRun, AnErrorMessageThatQuotesReasoningIsScrubbedBeforeItIsRecorded) {
 TEST(AgentRun, AnAuthRefusalIsAFailureThatEndsTheWindow) {
   ScratchDir dir;
   api::MockServerOptions options;
-  options.model = ar::agent_mock_model();
+  options.model = mock::agent_mock_model();
   options.required_api_key = "sk-k3lab-expected-key-0000";
   api::MockServer keyed(options);
   keyed.start(0);

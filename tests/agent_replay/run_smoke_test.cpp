@@ -54,7 +54,7 @@ void expect_no_reasoning_stored(const std::filesystem::path& root, ReasoningLog&
   std::set<std::string> needles;
   for (const auto& t : texts) needles.insert(t.substr(0, 40));
   for (const auto& n : needles) EXPECT_TRUE(files_containing(root, n).empty()) << n;
-  EXPECT_TRUE(files_containing(root, std::string(ar::reasoning_filler()).substr(1, 40)).empty());
+  EXPECT_TRUE(files_containing(root, std::string(mock::reasoning_filler()).substr(1, 40)).empty());
   EXPECT_TRUE(files_containing(root, "reasoning_content\":\"").empty());
 }
 

@@ -1,8 +1,5 @@
 #include "test_support.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -49,10 +46,10 @@ std::vector<std::string> ReasoningLog::snapshot() {
   return texts;
 }
 
-AgentServer::AgentServer(api::FaultPlan faults, ar::AgentMockOptions model,
+AgentServer::AgentServer(api::FaultPlan faults, mock::AgentMockOptions model,
                          std::function<api::MockModel(api::MockModel)> extra_wrap) {
   api::MockServerOptions options;
-  api::MockModel inner = ar::agent_mock_model(model);
+  api::MockModel inner = mock::agent_mock_model(model);
   if (extra_wrap) inner = extra_wrap(inner);
   options.model = reasoning.wrap(inner);
   options.faults = faults;
@@ -74,19 +71,6 @@ ar::AgentRunner make_runner(const ar::Parameters& p, const AgentServer& server, 
   setup.window.start = clock->utc_now();
   setup.window.hours = p.test_window_hours;
   return ar::AgentRunner(std::move(setup));
-}
-
-ScratchDir::ScratchDir() {
-  static std::atomic<int> counter{0};
-  path_ = std::filesystem::temp_directory_path() /
-          ("k3lab-agent-replay-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::remove_all(path_);
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
 }
 
 ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {

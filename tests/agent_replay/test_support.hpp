@@ -11,7 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent_replay/agent_mock_model.hpp"
+#include "common/temp_dir.hpp"
+#include "k3lab/mock/agent_model.hpp"
 #include "agent_replay/agent_run.hpp"
 #include "agent_replay/parameters.hpp"
 #include "k3lab/api/mock_server.hpp"
@@ -40,7 +41,7 @@ struct ReasoningLog {
 struct AgentServer {
   ReasoningLog reasoning;
   std::unique_ptr<api::MockServer> server;
-  explicit AgentServer(api::FaultPlan faults = {}, ar::AgentMockOptions model = {},
+  explicit AgentServer(api::FaultPlan faults = {}, mock::AgentMockOptions model = {},
                        std::function<api::MockModel(api::MockModel)> extra_wrap = nullptr);
 };
 
@@ -48,15 +49,7 @@ struct AgentServer {
 ar::AgentRunner make_runner(const ar::Parameters& p, const AgentServer& server,
                             std::shared_ptr<api::Clock> clock = nullptr);
 
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ScratchDir = k3lab::testing::TempDir;
 
 // Sets (or, with nullopt, unsets) a variable for the scope; restores the old value after.
 class ScopedEnv {

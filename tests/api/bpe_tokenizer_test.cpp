@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/api/bpe_merge.hpp"
 #include "k3lab/api/bpe_tokenizer.hpp"
 #include "k3lab/api/pretokenizer.hpp"
@@ -185,7 +186,8 @@ TEST(TiktokenFile, ParsesAndRejectsMalformedLines) {
 }
 
 TEST(TiktokenFile, LoadsAVocabularyFileIntoATokenizer) {
-  const auto path = std::filesystem::temp_directory_path() / ("k3lab_api_vocab_" + std::to_string(::getpid()) + ".tiktoken");
+  const k3lab::testing::TempDir dir("k3lab-api-vocab");
+  const auto path = dir / "vocab.tiktoken";
   {
     std::ofstream out(path, std::ios::binary);
     static constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -195,7 +197,6 @@ TEST(TiktokenFile, LoadsAVocabularyFileIntoATokenizer) {
     out << "YWI= 256\n";  // "ab"
   }
   const BpeTokenizer tok = BpeTokenizer::from_file(path);
-  std::filesystem::remove(path);
   EXPECT_EQ(tok.encode("abab ab"), (Ids{256, 256, ' ', 256}));
   EXPECT_EQ(tok.vocabulary_size(), 257u);
   EXPECT_THROW(BpeTokenizer::from_file("/nonexistent/tiktoken.model"), std::invalid_argument);

@@ -9,20 +9,19 @@
 #include <torch/torch.h>
 
 #include "attn_res/arm_model.hpp"
-#include "attn_res/attn_res_experiment.hpp"
 #include "attn_res/depth_probe.hpp"
 #include "attn_res/parameters.hpp"
 #include "attn_res/residual_memory.hpp"
 #include "attn_res/run_unit.hpp"
 #include "attn_res/units.hpp"
 #include "k3lab/core/protocol.hpp"
+#include "common/temp_dir.hpp"
 #include "k3lab/models/param_count.hpp"
-#include "test_support.hpp"
 
 namespace k3lab::experiments::attn_res {
 namespace {
 
-using train::testing::TempDir;
+using k3lab::testing::TempDir;
 
 const core::Protocol& protocol() {
   static const core::Protocol p = core::load_protocol(
@@ -181,14 +180,13 @@ UnitRun run_one(const std::filesystem::path& run_dir, double stop_at, std::atomi
   env.progress = [&](double fraction) {
     if (stop && fraction >= stop_at) stop->store(true);
   };
-  AttnResExperiment experiment;
-  run.outcome = experiment.run_unit(unit, env);
+  run.outcome = make_experiment()->run_unit(unit, env);
   return run;
 }
 
 TEST(RunUnit, TrainsToTheBudgetAndAKilledUnitResumesToTheSameResult) {
-  TempDir straight("straight"), killed("killed");
-  const auto uninterrupted = run_one(straight.path, 0, nullptr);
+  TempDir straight("k3lab-attn-res-straight"), killed("k3lab-attn-res-killed");
+  const auto uninterrupted = run_one(straight.path(), 0, nullptr);
   ASSERT_EQ(uninterrupted.outcome.kind, UnitOutcome::Kind::Result) << uninterrupted.outcome.detail;
   const auto& data = uninterrupted.outcome.data;
   EXPECT_EQ(data.at("arm"), "block-attnres");
@@ -201,32 +199,32 @@ TEST(RunUnit, TrainsToTheBudgetAndAKilledUnitResumesToTheSameResult) {
   EXPECT_TRUE(uninterrupted.outcome.timing.at("training").contains("train_tokens_per_s"));
 
   std::atomic<bool> stop{false};
-  EXPECT_THROW(run_one(killed.path, 0.75, &stop), std::runtime_error);  // stops after step 3 of 4
-  EXPECT_TRUE(std::filesystem::exists(killed.path / "artifacts/checkpoints" /
+  EXPECT_THROW(run_one(killed.path(), 0.75, &stop), std::runtime_error);  // stops after step 3 of 4
+  EXPECT_TRUE(std::filesystem::exists(killed.path() / "artifacts/checkpoints" /
                                       ("arm=block-attnres_seed=" + std::to_string(smoke().seeds[0])) / "latest.json"));
   stop.store(false);
-  const auto resumed = run_one(killed.path, 2.0, &stop);
+  const auto resumed = run_one(killed.path(), 2.0, &stop);
   ASSERT_EQ(resumed.outcome.kind, UnitOutcome::Kind::Result) << resumed.outcome.detail;
   EXPECT_EQ(resumed.outcome.data, uninterrupted.outcome.data);
 }
 
 TEST(RunUnit, MissingDatasetIsAFailureThatStopsTheWindow) {
-  TempDir run_dir("nodata");
+  TempDir run_dir("k3lab-attn-res-nodata");
   auto parameters = protocol().parameters_for("smoke");
   parameters["data"]["dataset"] = "fineweb-edu-sample-10BT";
   parameters["data"]["tokenizer"] = "gpt2";
   const auto units = enumerate_units(parse_parameters(parameters));
-  RunEnv env{protocol(), parameters, "smoke", run_dir.path, run_dir.path / "artifacts", false,
-             nlohmann::json{{"device", "cpu"}, {"data_dir", run_dir.path.string()}}, nullptr, nullptr, nullptr};
-  AttnResExperiment experiment;
-  EXPECT_TRUE(experiment.preflight(parameters, env.options).has_value());
-  const auto outcome = experiment.run_unit(units.at(0), env);
+  RunEnv env{protocol(), parameters, "smoke", run_dir.path(), run_dir.path() / "artifacts", false,
+             nlohmann::json{{"device", "cpu"}, {"data_dir", run_dir.path().string()}}, nullptr, nullptr, nullptr};
+  const auto experiment = make_experiment();
+  EXPECT_TRUE(experiment->preflight(parameters, env.options).has_value());
+  const auto outcome = experiment->run_unit(units.at(0), env);
   ASSERT_EQ(outcome.kind, UnitOutcome::Kind::Failure);
   EXPECT_EQ(outcome.reason, kDataUnavailable);
   const nlohmann::json record = {{"kind", "failure"}, {"reason", outcome.reason}, {"detail", outcome.detail}};
-  EXPECT_TRUE(experiment.check_window(protocol(), parameters, {record}).stop);
-  EXPECT_FALSE(experiment.check_window(protocol(), parameters, {{{"kind", "failure"}, {"reason", "oom"}}}).stop);
-  EXPECT_FALSE(experiment.preflight(protocol().parameters_for("smoke"), nlohmann::json{{"device", "cpu"}}).has_value());
+  EXPECT_TRUE(experiment->check_window(protocol(), parameters, {record}).stop);
+  EXPECT_FALSE(experiment->check_window(protocol(), parameters, {{{"kind", "failure"}, {"reason", "oom"}}}).stop);
+  EXPECT_FALSE(experiment->preflight(protocol().parameters_for("smoke"), nlohmann::json{{"device", "cpu"}}).has_value());
 }
 
 }  // namespace

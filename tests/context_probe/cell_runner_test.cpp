@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "context_probe/cell_runner.hpp"
-#include "context_probe/reader_model.hpp"
+#include "k3lab/mock/reader_model.hpp"
 #include "k3lab/api/mock_server.hpp"
 #include "test_support.hpp"
 
@@ -25,7 +25,7 @@ struct Harness {
 
   explicit Harness(api::FaultPlan faults = {}) {
     api::MockServerOptions options;
-    options.model = cp::context_reader_model();
+    options.model = mock::context_reader_model();
     options.faults = std::move(faults);
     server = std::make_unique<api::MockServer>(std::move(options));
     server->start(0);

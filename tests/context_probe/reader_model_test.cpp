@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "context_probe/cell_prompt.hpp"
-#include "context_probe/reader_model.hpp"
+#include "k3lab/mock/reader_model.hpp"
 #include "k3lab/validate/context_validator.hpp"
 #include "test_support.hpp"
 
@@ -16,7 +16,7 @@ TEST(ReaderModel, PerfectRecallPassesEveryFamilyAndReasons) {
   validate::ReaderConfig perfect;
   perfect.base_failure = 0;
   perfect.max_failure = 0;
-  const auto model = cp::context_reader_model(perfect);
+  const auto model = mock::context_reader_model(perfect);
   const auto p = smoke_parameters();
   for (const auto& u : smoke_units()) {
     if (u.spec["stratum"] != "cold" || u.spec["length"] != 8192) continue;
@@ -34,7 +34,7 @@ TEST(ReaderModel, CertainRecallLossFailsTheValidator) {
   validate::ReaderConfig broken;
   broken.base_failure = 1;
   broken.max_failure = 1;
-  const auto model = cp::context_reader_model(broken);
+  const auto model = mock::context_reader_model(broken);
   const auto p = smoke_parameters();
   const auto u = smoke_unit("family=distractor/fixture=1/length=8192/stratum=cold/rep=1");
   const auto cell = cp::build_cell_prompt(p, u.spec, "", validate::conservative_byte_estimator());
@@ -42,7 +42,7 @@ TEST(ReaderModel, CertainRecallLossFailsTheValidator) {
 }
 
 TEST(ReaderModel, ThinkingOffSendsNoReasoningAndEmptyRequestsAreErrors) {
-  const auto model = cp::context_reader_model();
+  const auto model = mock::context_reader_model();
   nlohmann::json request = {{"model", "kimi-k3"},
                             {"messages", {{{"role", "user"}, {"content", "hello"}}}},
                             {"thinking", {{"type", "disabled"}}}};
@@ -54,7 +54,7 @@ TEST(ReaderModel, ThinkingOffSendsNoReasoningAndEmptyRequestsAreErrors) {
   validate::ReaderConfig bad;
   bad.base_failure = 0.5;
   bad.max_failure = 0.1;
-  EXPECT_THROW(cp::context_reader_model(bad), std::invalid_argument);
+  EXPECT_THROW(mock::context_reader_model(bad), std::invalid_argument);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "context_probe/context_probe_experiment.hpp"
-#include "context_probe/reader_model.hpp"
+#include "k3lab/mock/reader_model.hpp"
 #include "k3lab/api/mock_server.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/core/ledger.hpp"
@@ -130,7 +130,7 @@ struct KeyedServer {
   explicit KeyedServer(const std::string& key) {
     api::MockServerOptions options;
     options.required_api_key = key;
-    auto reader = cp::context_reader_model();
+    auto reader = mock::context_reader_model();
     options.model = [this, reader](const nlohmann::json& request) {
       auto reply = reader(request);
       std::lock_guard lock(mutex);

@@ -1,8 +1,5 @@
 #include "test_support.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -33,19 +30,6 @@ experiments::Unit smoke_unit(const std::string& id) {
     if (u.id == id) return u;
   }
   throw std::invalid_argument("no smoke unit " + id);
-}
-
-ScratchDir::ScratchDir() {
-  static std::atomic<int> counter{0};
-  path_ = std::filesystem::temp_directory_path() /
-          ("k3lab-context-probe-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::remove_all(path_);
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
 }
 
 ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/temp_dir.hpp"
 #include "context_probe/parameters.hpp"
 #include "k3lab/experiments/experiment.hpp"
 
@@ -21,15 +22,7 @@ experiments::context_probe::Parameters smoke_parameters();
 experiments::Unit smoke_unit(const std::string& id);
 std::vector<experiments::Unit> smoke_units();
 
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ScratchDir = k3lab::testing::TempDir;
 
 // Sets (or, with nullopt, unsets) a variable for the scope; restores the old value after.
 class ScopedEnv {

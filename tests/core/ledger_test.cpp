@@ -122,3 +122,68 @@ TEST(Ledger, DeterministicPartDropsTimes) {
   b["data"] = 4;
   EXPECT_NE(deterministic_part(a), deterministic_part(b));
 }
+
+namespace {
+// The error from reading (and from opening a writer on) a run dir whose ledger has `bad` as line 2.
+std::pair<std::string, std::string> errors_for_second_line(const std::string& bad) {
+  TempDir dir;
+  const std::string content = "{\"kind\":\"plan\",\"units\":[\"u1\"]}\n" + bad + "\n{\"kind\":\"note\"}\n";
+  const auto file = dir.write("ledger.jsonl", content);
+  std::pair<std::string, std::string> errors;
+  try {
+    read_ledger(dir.path());
+  } catch (const std::runtime_error& e) {
+    errors.first = e.what();
+  }
+  try {
+    LedgerWriter w(dir.path());
+  } catch (const std::runtime_error& e) {
+    errors.second = e.what();
+  }
+  EXPECT_EQ(slurp(file), content) << "a bad line is reported, never repaired";
+  // The writer that failed released its lock: a later one gets as far as the same error.
+  try {
+    LedgerWriter again(dir.path());
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(" line 2 "), std::string::npos) << e.what();
+  }
+  for (std::string* text : {&errors.first, &errors.second}) {
+    const auto at = text->find(file.string() + " line 2 is not a ledger record: ");
+    EXPECT_EQ(at, 0u) << *text;
+    EXPECT_EQ(text->find("[json.exception"), std::string::npos) << *text;
+  }
+  return errors;
+}
+}  // namespace
+
+TEST(Ledger, LinesThatAreNotRecordsNameFileAndLine) {
+  EXPECT_NE(errors_for_second_line("42").first.find("expected a JSON object, got 42"), std::string::npos);
+  EXPECT_NE(errors_for_second_line("[]").first.find("expected a JSON object, got []"), std::string::npos);
+  EXPECT_NE(errors_for_second_line("\"text\"").first.find("expected a JSON object"), std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"unit":"u1"})").first.find("no \"kind\""), std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"kind":5,"unit":"u1"})").first.find("\"kind\" must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"kind":"result","unit":7})").first.find("\"unit\" must be a string, got 7"),
+            std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"kind":"result"})").first.find("must name its \"unit\""), std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"kind":"note","seq":"3"})").first.find("\"seq\" must be an integer"),
+            std::string::npos);
+  EXPECT_NE(errors_for_second_line(R"({"kind":"plan","units":[1]})").first.find("unit id strings"), std::string::npos);
+  EXPECT_NE(errors_for_second_line("{\"kind\":\"note\",\"n\":1e400}").first.find("beyond the range of a double"),
+            std::string::npos);
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  EXPECT_NE(errors_for_second_line("{\"kind\":\"note\",\"x\":" + deep + "}").first.find("deeper than 100 levels"),
+            std::string::npos);
+}
+
+TEST(Ledger, WriterRefusesRecordsReadersWouldRefuse) {
+  TempDir dir;
+  LedgerWriter w(dir.path());
+  EXPECT_THROW(w.append({{"kind", "result"}, {"unit", 3}}), std::invalid_argument);
+  EXPECT_THROW(w.append({{"kind", "failure"}}), std::invalid_argument);
+  EXPECT_THROW(w.append({{"unit", "u1"}}), std::invalid_argument);
+  EXPECT_EQ(std::filesystem::file_size(w.path()), 0u);
+  w.append({{"kind", "result"}, {"unit", "u1"}});
+  EXPECT_EQ(read_ledger(dir.path()).records.size(), 1u);
+}

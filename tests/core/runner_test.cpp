@@ -231,3 +231,29 @@ TEST(Runner, ShardsWriteTheirOwnLedgers) {
   straight.freeze();
   EXPECT_EQ(h.terminal(s0.run_dir), straight.terminal(experiments::run_experiment(straight.request()).run_dir));
 }
+
+TEST(Runner, RefusesARunDirWhoseManifestIsGoneInsteadOfOrphaningIt) {
+  Harness h;
+  h.freeze();
+  const auto first = experiments::run_experiment(h.request(/*stop_after=*/2));
+  experiments::stop_flag().store(false);
+  ASSERT_EQ(first.results, 2u);
+  std::filesystem::remove(first.run_dir / "manifest.json");
+  std::string message;
+  int exit_code = 0;
+  try {
+    const auto again = experiments::run_experiment(h.request());
+    message = again.message;
+    exit_code = again.exit_code;
+  } catch (const std::exception& e) {
+    message = e.what();
+    exit_code = -1;
+  }
+  EXPECT_NE(exit_code, 0);
+  EXPECT_NE(message.find(first.run_dir.string() + " is a damaged run dir"), std::string::npos) << message;
+  std::size_t run_dirs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(h.dir.path() / "runs/memory-pool")) {
+    run_dirs += entry.is_directory();
+  }
+  EXPECT_EQ(run_dirs, 1u) << "no new run dir may be started beside the damaged one";
+}

@@ -1,13 +1,10 @@
 #pragma once
 // A minimal valid protocol document and a throwaway folder, shared by the core tests.
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
-
-#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "common/temp_dir.hpp"
 
 namespace k3lab::testing {
 
@@ -22,25 +19,5 @@ inline nlohmann::json minimal_protocol(const std::string& id = "memory-pool") {
     "parameters": {"units": 6, "seed": 1, "invalid_every": 0, "fail_unit": -1},
     "profiles": {"full": {}, "smoke": {"units": 4}}})");
 }
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("k3lab-test-" + std::to_string(std::random_device{}()) + std::to_string(::getpid()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path write(const std::string& name, const std::string& content) const {
-    const auto p = path_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << content;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace k3lab::testing

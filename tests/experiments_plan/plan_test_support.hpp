@@ -29,9 +29,6 @@ std::filesystem::path protocol_file(const std::string& id);
 core::Protocol load(const Case& c);
 nlohmann::json read_json(const std::filesystem::path& file);
 
-// Writes `document` as <fresh temp dir>/<id>.json and returns the path (the file stem must be the id).
-std::filesystem::path write_copy(const std::string& id, const nlohmann::json& document);
-
 // Loads a broken copy and returns the problems reported; fails the test if it loads.
 std::vector<core::SchemaIssue> load_issues(const Case& c, const nlohmann::json& document);
 

@@ -1,24 +1,28 @@
-// The LibTorch adapters' CUDA path (label gpu; built only against a CUDA LibTorch, skipped without
-// a device): outputs and autograd gradients of the kernels against LibTorch autograd through the
-// LibTorch path, in float64 on the CPU, on the same bf16-rounded inputs; then the model seams.
+// The kernel adapters' CUDA path (label gpu; built only against a CUDA LibTorch, skipped without
+// a device): outputs and autograd gradients of the KDA kernels against LibTorch autograd through
+// the adapter's LibTorch path (models::kda_chunkwise), in float64 on the CPU, on the same
+// bf16-rounded inputs; calls the kernels refuse; SiTU-GLU; then the model seams.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <k3lab/models/kda.hpp>
+#include <k3lab/models/kda_kernel.hpp>
 #include <k3lab/models/kda_ops.hpp>
+#include <k3lab/models/kernel_registration.hpp>
 #include <k3lab/models/situ_glu_ops.hpp>
 
 #include "k3lab/kernels/cuda_runtime.hpp"
 #include "k3lab/kernels/torch_ops.hpp"
 #include "kernel_test_support.hpp"
+#include "torch_test_support.hpp"
 
 namespace k3lab::kernels {
 namespace {
 
-std::vector<double> values_of(const torch::Tensor& t) {
-  const torch::Tensor c = t.detach().to(torch::kFloat64).contiguous().cpu();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
+using models::kda_chunkwise_kernel;
+using models::KdaChunkwiseArgs;
+using models::KdaResult;
+using testing::values_of;
 
 class TorchOpsGpu : public ::testing::Test {
  protected:
@@ -38,12 +42,14 @@ struct AdapterCase {
 };
 
 // Random inputs: bf16 q/k/v/g/beta and fp32 a_log/dt_bias/h0 on the GPU.
-KdaTorchInputs random_inputs(const AdapterCase& c) {
+KdaChunkwiseArgs random_inputs(const AdapterCase& c) {
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
   const auto bf16 = cuda.dtype(torch::kBFloat16);
   const auto f32 = cuda.dtype(torch::kFloat32);
   const std::int64_t N = c.cu_seqlens.empty() ? c.B : static_cast<std::int64_t>(c.cu_seqlens.size()) - 1;
-  KdaTorchInputs in;
+  KdaChunkwiseArgs in;
+  in.l2norm_qk = true;
+  in.beta_is_logits = true;
   in.q = torch::rand({c.B, c.T, c.H, c.D}, bf16);
   in.k = torch::rand({c.B, c.T, c.H, c.D}, bf16);
   in.v = torch::randn({c.B, c.T, c.H, c.D}, bf16);
@@ -64,8 +70,8 @@ KdaTorchInputs random_inputs(const AdapterCase& c) {
   return in;
 }
 
-std::vector<torch::Tensor*> leaves(KdaTorchInputs& in) {
-  std::vector<torch::Tensor*> out = {&in.q, &in.k, &in.v, &in.g, &in.beta, &in.initial_state};
+std::vector<torch::Tensor*> leaves(KdaChunkwiseArgs& in) {
+  std::vector<torch::Tensor*> out = {&in.q, &in.k, &in.v, &in.g, &in.beta, &*in.initial_state};
   if (in.a_log.defined()) {
     out.push_back(&in.a_log);
     out.push_back(&in.dt_bias);
@@ -83,21 +89,19 @@ TEST_F(TorchOpsGpu, KdaAutogradMatchesLibTorchPath) {
     for (KdaMath math : {KdaMath::kTensorCoreTf32, KdaMath::kFp32Scalar}) {
       SCOPED_TRACE(std::string(c.name) + (math == KdaMath::kFp32Scalar ? " fp32" : " tf32"));
       std::cout << "[ case     ] " << c.name << "\n";
-      KdaTorchInputs gpu = random_inputs(c);
-      KdaTorchInputs cpu = gpu;
+      KdaChunkwiseArgs gpu = random_inputs(c);
+      KdaChunkwiseArgs cpu = gpu;
       for (torch::Tensor* t : leaves(gpu)) *t = t->detach().requires_grad_();
       for (torch::Tensor* t : leaves(cpu)) *t = t->detach().cpu().to(torch::kFloat64).requires_grad_();
       if (cpu.cu_seqlens.defined()) cpu.cu_seqlens = cpu.cu_seqlens.cpu();
-      KdaTorchOptions options;
-      options.math = math;
-      if (c.log_decay_gate) options.beta_is_logits = false;
       if (c.log_decay_gate) {
+        gpu.beta_is_logits = cpu.beta_is_logits = false;
         gpu.beta = torch::sigmoid(gpu.beta.detach()).requires_grad_();
         cpu.beta = gpu.beta.detach().cpu().to(torch::kFloat64).requires_grad_();
       }
 
-      const KdaTorchResult got = kda_chunkwise_cuda(gpu, options);
-      const KdaTorchResult want = kda_chunkwise_torch(cpu, options);
+      const KdaResult got = kda_chunkwise_kernel(gpu, math);
+      const KdaResult want = kda_chunkwise_kernel(cpu);
       K3LAB_EXPECT_CLOSE("out", values_of(want.output), values_of(got.output), 0.005);
       K3LAB_EXPECT_CLOSE("final_state", values_of(want.final_state), values_of(got.final_state), 0.005);
 
@@ -113,8 +117,8 @@ TEST_F(TorchOpsGpu, KdaAutogradMatchesLibTorchPath) {
       K3LAB_EXPECT_CLOSE("dv", values_of(cpu.v.grad()), values_of(gpu.v.grad()), 0.008);
       K3LAB_EXPECT_CLOSE("dg", values_of(cpu.g.grad()), values_of(gpu.g.grad()), 0.02);
       K3LAB_EXPECT_CLOSE("dbeta", values_of(cpu.beta.grad()), values_of(gpu.beta.grad()), 0.02);
-      K3LAB_EXPECT_CLOSE("d_initial_state", values_of(cpu.initial_state.grad()),
-                         values_of(gpu.initial_state.grad()), 0.008);
+      K3LAB_EXPECT_CLOSE("d_initial_state", values_of(cpu.initial_state->grad()),
+                         values_of(gpu.initial_state->grad()), 0.008);
       if (!c.log_decay_gate) {
         // Relative to the size of the summed terms (see gate_param_scales).
         const torch::Tensor dx = cpu.g.grad();  // (B, T, H, K)
@@ -153,8 +157,31 @@ TEST_F(TorchOpsGpu, SituGluAutogradMatchesLibTorchPath) {
   }
 }
 
+TEST_F(TorchOpsGpu, KdaCallsTheKernelsRefuseMatchTheLibTorchPath) {
+  // A log decay below the bound and a head dim the kernels lack: the adapter keeps LibTorch on the
+  // GPU, so the results equal those of the CPU up to float32 rounding.
+  const auto f32 = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+  const std::int64_t B = 2, T = 70, H = 2;
+  for (const std::int64_t K : {64, 24}) {
+    SCOPED_TRACE(K);
+    KdaChunkwiseArgs gpu;
+    gpu.q = models::l2_normalize(torch::randn({B, T, H, K}, f32));
+    gpu.k = models::l2_normalize(torch::randn({B, T, H, K}, f32));
+    gpu.v = torch::randn({B, T, H, K}, f32);
+    const double lowest = K == 64 ? -7.0 : -5.0;  // K = 64 alone would run the kernels
+    gpu.g = lowest * torch::sigmoid(torch::randn({B, T, H, K}, f32));
+    gpu.beta = torch::sigmoid(torch::randn({B, T, H}, f32));
+    KdaChunkwiseArgs cpu = gpu;
+    for (torch::Tensor* t : {&cpu.q, &cpu.k, &cpu.v, &cpu.g, &cpu.beta}) *t = t->cpu().to(torch::kFloat64);
+    const KdaResult got = kda_chunkwise_kernel(gpu);
+    const KdaResult want = kda_chunkwise_kernel(cpu);
+    K3LAB_EXPECT_CLOSE("out", values_of(want.output), values_of(got.output), 1e-5);
+    K3LAB_EXPECT_CLOSE("final_state", values_of(want.final_state), values_of(got.final_state), 1e-5);
+  }
+}
+
 TEST_F(TorchOpsGpu, ModelSeamsUseTheKernels) {
-  ASSERT_TRUE(register_torch_kernels());
+  ASSERT_TRUE(models::register_cuda_kernels());
   ASSERT_TRUE(models::has_kda_chunkwise_impl(c10::DeviceType::CUDA));
   const auto f32 = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
   const std::int64_t B = 2, T = 200, H = 2, K = 64;

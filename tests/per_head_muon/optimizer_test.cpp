@@ -4,9 +4,9 @@
 
 #include <torch/torch.h>
 
-#include "per_head_muon/muon_optimizer.hpp"
+#include "k3lab/train/muon_optimizer.hpp"
 
-namespace k3lab::experiments::per_head_muon {
+namespace k3lab::train {
 namespace {
 
 torch::Tensor random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
@@ -74,8 +74,8 @@ TEST(OrthogonalizedUpdate, PerHeadEqualizesBlockNormsWhenOneHeadDominates) {
   EXPECT_NEAR(split0 / split1, 1.0, 0.15);
 }
 
-train::OptimizerSpec spec(double lr, double wd) {
-  train::OptimizerSpec s;
+OptimizerSpec spec(double lr, double wd) {
+  OptimizerSpec s;
   s.learning_rate = lr;
   s.weight_decay = wd;
   return s;
@@ -154,11 +154,11 @@ TEST(PlanParameters, ClassifiesHiddenMatricesHeadsAndAdamWParameters) {
   std::vector<torch::Tensor> params = {torch::zeros({10, 4}), torch::zeros({4}),    torch::zeros({4, 4}),
                                        torch::zeros({4, 4}),  torch::zeros({4, 4}), torch::zeros({4, 4}),
                                        torch::zeros({8, 4}),  torch::zeros({4})};
-  const auto adamw = plan_parameters("adamw", names, params, {"query", "key", "value"});
+  const auto adamw = plan_parameters(MuonVariant::AdamW, names, params, {"query", "key", "value"});
   for (const auto& p : adamw) EXPECT_EQ(p.role, Role::AdamW) << p.name;
   EXPECT_EQ(adamw[2].projection, "query");
-  const auto muon = plan_parameters("muon", names, params, {"query", "key", "value"});
-  const auto heads = plan_parameters("per-head-muon", names, params, {"query", "key", "value"});
+  const auto muon = plan_parameters(MuonVariant::Muon, names, params, {"query", "key", "value"});
+  const auto heads = plan_parameters(MuonVariant::PerHeadMuon, names, params, {"query", "key", "value"});
   const std::vector<Role> roles = {Role::AdamW, Role::AdamW, Role::Muon, Role::Muon, Role::Muon, Role::Muon, Role::Muon, Role::AdamW};
   const std::vector<HeadSplit> splits = {HeadSplit::None, HeadSplit::None, HeadSplit::Rows, HeadSplit::Rows,
                                          HeadSplit::Rows, HeadSplit::None, HeadSplit::None, HeadSplit::None};
@@ -174,4 +174,4 @@ TEST(PlanParameters, ClassifiesHiddenMatricesHeadsAndAdamWParameters) {
 }
 
 }  // namespace
-}  // namespace k3lab::experiments::per_head_muon
+}  // namespace k3lab::train

@@ -6,8 +6,8 @@
 
 #include "k3lab/core/protocol.hpp"
 #include "per_head_muon/parameters.hpp"
-#include "per_head_muon/per_head_muon_experiment.hpp"
 #include "per_head_muon/selection.hpp"
+#include "per_head_muon/units.hpp"
 
 namespace k3lab::experiments::per_head_muon {
 namespace {
@@ -15,9 +15,9 @@ namespace {
 TEST(PerHeadMuonPage, RecordsWithoutDataGiveCountsAndAPendingSelection) {
   const auto protocol = core::load_protocol(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/per-head-muon.json",
                                             &parameter_schema());
-  PerHeadMuonExperiment experiment;
+  const auto experiment = make_experiment();
   const auto parameters = protocol.parameters_for("smoke");
-  const auto units = experiment.enumerate(protocol, parameters);
+  const auto units = experiment->enumerate(protocol, parameters);
   RunRecords records;
   records.manifest = {{"profile", "smoke"}, {"parameters", parameters}};
   const std::vector<std::string> kinds = {"result", "invalid", "failure"};
@@ -26,7 +26,7 @@ TEST(PerHeadMuonPage, RecordsWithoutDataGiveCountsAndAPendingSelection) {
   }
   EXPECT_TRUE(std::isinf(pilot_loss(records.ledger.records[0])));
   report::Page page;
-  ASSERT_NO_THROW(experiment.summarise(protocol, records, page));
+  ASSERT_NO_THROW(experiment->summarise(protocol, records, page));
   bool selection = false;
   for (const auto& block : page.blocks) {
     if (block.kind != report::Block::Kind::Table || block.table.id != "pilot-selection") continue;

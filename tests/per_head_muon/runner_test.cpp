@@ -40,7 +40,6 @@ TEST(TrainerConfig, ArmsDifferOnlyInTheOptimizer) {
 
 TEST(Resume, AKilledPerHeadMuonRunResumesBitwise) {
   const auto p = smoke();
-  register_muon_optimizers();
   const auto dir = std::filesystem::temp_directory_path() / ("k3lab-phm-resume-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto data = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, {}});

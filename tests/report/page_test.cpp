@@ -1,8 +1,6 @@
 // Report pages and the index: layout, header order, byte-identical re-renders, stale files, errors.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/report/page.hpp"
 #include "xml_check.hpp"
 
@@ -20,15 +19,8 @@ namespace fs = std::filesystem;
 
 class PageTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() /
-            ("k3lab-report-test-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-  fs::path root_;
+  k3lab::testing::TempDir dir_{"k3lab-report-test"};
+  fs::path root_ = dir_.path();
 };
 
 std::string read(const fs::path& path) {

@@ -3,10 +3,13 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/models/moe_lm.hpp"
 #include "router_balance/moe_model.hpp"
 
 namespace k3lab::experiments::router_balance {
 namespace {
+
+using namespace k3lab::models;  // the MoE block and model live in models/
 
 Parameters tiny() {
   Parameters p;
@@ -32,7 +35,7 @@ TEST(MoeBlock, CapacityKeepsTheFirstAssignmentsInTokenOrder) {
 TEST(MoeBlock, ForwardReportsLoadsDropsAndAuxLossOnlyInItsArm) {
   const auto p = tiny();
   EXPECT_EQ(p.expert_capacity(), 10);  // ceil(16 * 2 / 4 * 1.25)
-  MoeLm aux(p, Control::AuxLoss, 7), none(p, Control::None, 7);
+  MoeLm aux(moe_lm_options(p, RouterControl::AuxLoss), 7), none(moe_lm_options(p, RouterControl::None), 7);
   const auto tokens = torch::arange(16, torch::kInt64).view({2, 8}) % 64;
   const auto a = aux->forward(tokens), n = none->forward(tokens);
   EXPECT_TRUE(a.aux_loss.defined());
@@ -49,8 +52,9 @@ TEST(MoeBlock, ForwardReportsLoadsDropsAndAuxLossOnlyInItsArm) {
 TEST(MoeBlock, OnlyTheBiasArmsMoveTheBias) {
   const auto p = tiny();
   const auto tokens = torch::arange(16, torch::kInt64).view({2, 8}) % 64;
-  for (auto control : {Control::None, Control::AuxLoss, Control::FixedStepBias, Control::QuantileBalancing}) {
-    MoeLm model(p, control, 3);
+  for (auto control : {RouterControl::None, RouterControl::AuxLoss, RouterControl::FixedStepBias,
+                       RouterControl::QuantileBalancing}) {
+    MoeLm model(moe_lm_options(p, control), 3);
     const auto out = model->forward(tokens);
     model->update_biases(out.routing, p.fixed_step);
     double moved = 0;
@@ -62,7 +66,7 @@ TEST(MoeBlock, OnlyTheBiasArmsMoveTheBias) {
     } else {
       EXPECT_EQ(moved, 0.0);
     }
-    if (control == Control::FixedStepBias) {
+    if (control == RouterControl::FixedStepBias) {
       const auto biases = model->biases();
       for (double b : biases[0]) EXPECT_NEAR(std::abs(b), b == 0 ? 0.0 : 0.001, 1e-7);
     }

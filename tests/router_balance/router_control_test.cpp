@@ -3,10 +3,13 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/models/router_control.hpp"
 #include "router_balance/router_control.hpp"
 
 namespace k3lab::experiments::router_balance {
 namespace {
+
+using namespace k3lab::models;  // the controls' math lives in models/router_control.hpp
 
 std::vector<std::int64_t> ints(const torch::Tensor& t) {
   const auto c = t.to(torch::kInt64).contiguous();
@@ -14,13 +17,13 @@ std::vector<std::int64_t> ints(const torch::Tensor& t) {
 }
 
 TEST(RouterControl, ArmsMapToControls) {
-  EXPECT_EQ(control_of_arm("no-control"), Control::None);
-  EXPECT_EQ(control_of_arm("aux-loss"), Control::AuxLoss);
-  EXPECT_EQ(control_of_arm("fixed-step-bias"), Control::FixedStepBias);
-  EXPECT_EQ(control_of_arm("quantile-balancing"), Control::QuantileBalancing);
+  EXPECT_EQ(control_of_arm("no-control"), RouterControl::None);
+  EXPECT_EQ(control_of_arm("aux-loss"), RouterControl::AuxLoss);
+  EXPECT_EQ(control_of_arm("fixed-step-bias"), RouterControl::FixedStepBias);
+  EXPECT_EQ(control_of_arm("quantile-balancing"), RouterControl::QuantileBalancing);
   EXPECT_THROW(control_of_arm("other"), std::invalid_argument);
-  EXPECT_FALSE(uses_bias(Control::AuxLoss));
-  EXPECT_TRUE(uses_bias(Control::QuantileBalancing));
+  EXPECT_FALSE(uses_bias(RouterControl::AuxLoss));
+  EXPECT_TRUE(uses_bias(RouterControl::QuantileBalancing));
 }
 
 TEST(RouterControl, SelectionUsesBiasForChoiceOnlyAndReportsTheCutoff) {

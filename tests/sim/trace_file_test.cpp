@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/sim/trace_file.hpp"
 
@@ -75,7 +76,8 @@ TEST(TraceFile, RefusesToWriteInvalidTraces) {
 }
 
 TEST(TraceFile, FileRoundTripReportsTheFileHash) {
-  const auto path = std::filesystem::temp_directory_path() / "k3lab_sim_trace_file_test.k3tr";
+  const k3lab::testing::TempDir dir("k3lab-sim-trace");
+  const auto path = dir / "trace.k3tr";
   write_trace_file(path, sample());
   std::string sha;
   const Trace back = read_trace_file(path, &sha);

@@ -5,7 +5,7 @@
 
 #include "k3lab/core/protocol.hpp"
 #include "situ_qat/parameters.hpp"
-#include "situ_qat/results_page.hpp"
+#include "situ_qat/page.hpp"
 
 namespace k3lab::experiments::situ_qat {
 namespace {

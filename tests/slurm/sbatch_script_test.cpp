@@ -7,11 +7,11 @@
 #include <fstream>
 #include <set>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/exec/sbatch_script.hpp"
 #include "k3lab/exec/slurm_state.hpp"
 #include "script_runner.hpp"
-#include "slurm_test_support.hpp"
 
 using namespace k3lab;
 using exec::ArrayTask;
@@ -74,7 +74,7 @@ TEST(ShellQuote, BashReadsBackTheExactText) {
 
 namespace {
 
-exec::SbatchScriptSpec spec_for(const k3lab::testing::SlurmTempDir& dir, const std::filesystem::path& binary) {
+exec::SbatchScriptSpec spec_for(const k3lab::testing::TempDir& dir, const std::filesystem::path& binary) {
   exec::SbatchScriptSpec spec;
   spec.experiment_id = "memory-pool";
   spec.profile = "smoke";
@@ -101,7 +101,7 @@ std::vector<std::string> sbatch_lines(const std::string& script) {
 }  // namespace
 
 TEST(SbatchScript, PerUnitTaskRunsItsUnitIntoItsOwnShard) {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   const auto binary = k3lab::testing::write_argument_printer(dir.path());
   auto spec = spec_for(dir, binary);
   spec.layout = exec::TaskLayout::PerUnit;
@@ -126,7 +126,7 @@ TEST(SbatchScript, PerUnitTaskRunsItsUnitIntoItsOwnShard) {
 }
 
 TEST(SbatchScript, ShardTaskRunsItsShardAndRequeueIsDeclared) {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   const auto binary = k3lab::testing::write_argument_printer(dir.path());
   auto spec = spec_for(dir, binary);
   spec.layout = exec::TaskLayout::Shards;
@@ -156,7 +156,7 @@ TEST(SbatchScript, RanksPerTaskComeFromNtasksOrNtasksPerNodeTimesNodes) {
 }
 
 TEST(SbatchScript, DataParallelTaskStartsItsRanksWithSrunAndARendezvous) {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   const auto binary = k3lab::testing::write_argument_printer(dir.path());
   // Stand-ins: srun prints what it was asked and the rendezvous it inherited, then runs the command
   // once; scontrol names the job's first node.
@@ -188,7 +188,7 @@ TEST(SbatchScript, DataParallelTaskStartsItsRanksWithSrunAndARendezvous) {
 }
 
 TEST(SbatchScript, RefusesInconsistentSpecs) {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   auto spec = spec_for(dir, dir.path() / "k3lab");
   spec.tasks = {};
   EXPECT_THROW(exec::render_sbatch_script(spec), std::invalid_argument);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/exec/command.hpp"
@@ -22,7 +23,6 @@
 #include "k3lab/exec/slurm_state.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/runner.hpp"
-#include "slurm_test_support.hpp"
 
 using namespace k3lab;
 using namespace std::chrono_literals;
@@ -66,7 +66,7 @@ class LocalSlurm {
 };
 
 struct Workdir {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   std::map<std::string, std::string> env;
 
   exec::CommandResult k3lab(const std::vector<std::string>& args) const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -15,7 +16,6 @@
 #include "k3lab/exec/slurm_jobs.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "script_runner.hpp"
-#include "slurm_test_support.hpp"
 
 using namespace k3lab;
 
@@ -110,7 +110,7 @@ struct FakeSlurm {
 };
 
 struct Harness {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   std::filesystem::path protocol = dir.write("experiments/memory-pool.json", kProtocol);
   std::filesystem::path binary = k3lab::testing::write_argument_printer(dir.path());
   FakeSlurm slurm;
@@ -422,7 +422,7 @@ TEST(SlurmResources, FollowTheEvidenceClassProfileAndEstimate) {
 }
 
 TEST(SlurmJobs, RecordsRoundTripAndATornLastLineIsIgnored) {
-  k3lab::testing::SlurmTempDir dir;
+  k3lab::testing::TempDir dir;
   exec::JobRecord job;
   job.job_id = "12";
   job.job_name = "k3lab-memory-pool";

@@ -2,52 +2,57 @@
 // name the fix, and a benchmark's own numbers come out (small sizes, so this stays a smoke test).
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <string>
+#include <vector>
 
-#include "process.hpp"
+#include "common/k3lab_process.hpp"
+#include "common/temp_dir.hpp"
 
 namespace k3lab::testing {
 namespace {
 
-const std::filesystem::path kHere = std::filesystem::temp_directory_path();
+ProcessResult bench(const std::vector<std::string>& args) {
+  const TempDir dir("k3lab-bench-cli");
+  ProcessOptions options;
+  options.cwd = dir.path();
+  return run_k3lab(args, options);
+}
 
 TEST(BenchCli, OptionsReachTheKdaBenchmark) {
-  const auto r = run_k3lab({"bench", "kda", "--opt", "seq_len=96", "--opt", "heads=2", "--opt", "head_dim=16",
-                            "--opt", "chunk_size=16", "--opt", "iterations=1", "--opt", "try_cuda=false"},
-                           kHere);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("T=96 H=2 K=V=16 chunk=16"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("libtorch chunkwise"), std::string::npos) << r.output;
+  const auto r = bench({"bench", "kda", "--opt", "seq_len=96", "--opt", "heads=2", "--opt", "head_dim=16",
+                        "--opt", "chunk_size=16", "--opt", "iterations=1", "--opt", "try_cuda=false"});
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("T=96 H=2 K=V=16 chunk=16"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("libtorch chunkwise"), std::string::npos) << r.output();
 }
 
 TEST(BenchCli, TrainBenchmarkPrintsEveryArm) {
-  const auto r = run_k3lab({"bench", "train", "--opt", "d_model=32", "--opt", "n_heads=2", "--opt", "head_dim=16",
-                            "--opt", "mla_kv_latent_dim=16", "--opt", "kda_chunk_size=16", "--opt",
-                            "sequence_length=32", "--opt", "batch_rows=2", "--opt", "steps=1", "--opt", "warmup=0",
-                            "--opt", "device=cpu"},
-                           kHere);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto r = bench({"bench", "train", "--opt", "d_model=32", "--opt", "n_heads=2", "--opt", "head_dim=16",
+                        "--opt", "mla_kv_latent_dim=16", "--opt", "kda_chunk_size=16", "--opt",
+                        "sequence_length=32", "--opt", "batch_rows=2", "--opt", "steps=1", "--opt", "warmup=0",
+                        "--opt", "device=cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   for (const char* arm : {"full-attention", "all-kda", "hybrid-3kda-1mla"}) {
-    EXPECT_NE(r.output.find(arm), std::string::npos) << arm << "\n" << r.output;
+    EXPECT_NE(r.output().find(arm), std::string::npos) << arm << "\n" << r.output();
   }
 }
 
 TEST(BenchCli, BadOptionsAreUsageErrorsThatNameTheProblem) {
-  const auto unknown = run_k3lab({"bench", "kda", "--opt", "seqlen=96"}, kHere);
+  const auto unknown = bench({"bench", "kda", "--opt", "seqlen=96"});
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("unknown --opt key \"seqlen\""), std::string::npos) << unknown.output;
-  const auto typed = run_k3lab({"bench", "kda", "--opt", "seq_len=long"}, kHere);
+  EXPECT_NE(unknown.output().find("unknown --opt key \"seqlen\""), std::string::npos) << unknown.output();
+  const auto typed = bench({"bench", "kda", "--opt", "seq_len=long"});
   EXPECT_EQ(typed.exit_code, 2);
-  EXPECT_NE(typed.output.find("wrong type"), std::string::npos) << typed.output;
-  const auto shape = run_k3lab({"bench", "kda", "--opt", "96"}, kHere);
+  EXPECT_NE(typed.output().find("wrong type"), std::string::npos) << typed.output();
+  const auto shape = bench({"bench", "kda", "--opt", "96"});
   EXPECT_EQ(shape.exit_code, 2);
-  EXPECT_NE(shape.output.find("is not key=value"), std::string::npos) << shape.output;
-  const auto none = run_k3lab({"bench", "sse", "--opt", "x=1"}, kHere);
+  EXPECT_NE(shape.output().find("is not key=value"), std::string::npos) << shape.output();
+  const auto none = bench({"bench", "sse", "--opt", "x=1"});
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.output.find("takes no --opt options"), std::string::npos) << none.output;
-  const auto train = run_k3lab({"bench", "train", "--opt", "stepz=1"}, kHere);
-  EXPECT_EQ(train.exit_code, 2) << train.output;
-  EXPECT_NE(train.output.find("stepz"), std::string::npos) << train.output;
+  EXPECT_NE(none.output().find("takes no --opt options"), std::string::npos) << none.output();
+  const auto train = bench({"bench", "train", "--opt", "stepz=1"});
+  EXPECT_EQ(train.exit_code, 2) << train.output();
+  EXPECT_NE(train.output().find("stepz"), std::string::npos) << train.output();
 }
 
 }  // namespace

@@ -6,66 +6,57 @@
 #include <csignal>
 #include <cstdint>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "k3lab/core/ledger.hpp"
-#include "k3lab/core/run_dir.hpp"
-#include "k3lab/experiments/experiment.hpp"
-#include "process.hpp"
+#include "common/files.hpp"
+#include "common/k3lab_process.hpp"
+#include "common/ledger_compare.hpp"
+#include "common/ledger_records.hpp"
+#include "common/temp_dir.hpp"
+#include "smoke_support.hpp"
 
-using namespace k3lab;
-using k3lab::testing::run_k3lab;
-
+namespace k3lab::testing {
 namespace {
 
+// A scratch folder with its own copy of the protocols (some tests edit them).
 class Workdir {
  public:
-  Workdir() {
-    path_ = std::filesystem::temp_directory_path() / ("k3lab-smoke-" + std::to_string(::getpid()) + "-" +
-                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-    k3lab::testing::copy_protocols(path_);
+  Workdir() { copy_protocols(dir_.path()); }
+  const std::filesystem::path& path() const { return dir_.path(); }
+  ProcessOptions options() const {
+    auto options = hermetic(dir_.path());
+    options.env["K3LAB_PROTOCOL_DIR"] = (dir_ / "experiments").string();
+    return options;
   }
-  ~Workdir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-  std::map<std::string, std::string> env() const { return {{"K3LAB_PROTOCOL_DIR", (path_ / "experiments").string()}}; }
 
  private:
-  std::filesystem::path path_;
+  TempDir dir_{"k3lab-spine-smoke"};
 };
 
-std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
-  experiments::RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
-  std::vector<nlohmann::json> out;
-  for (const auto& r : records.terminal_records()) out.push_back(core::deterministic_part(r));
-  return out;
-}
+ProcessResult run(const Workdir& w, const std::vector<std::string>& args) { return run_k3lab(args, w.options()); }
 
-std::filesystem::path only_run(const std::filesystem::path& runs, const std::string& id) {
-  const auto all = core::list_run_dirs(runs, id);
-  EXPECT_EQ(all.size(), 1u);
-  return all.empty() ? std::filesystem::path() : all.back().path;
+// Each unit's terminal record without its timings, in plan order.
+std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
+  std::vector<nlohmann::json> out;
+  for (const auto& r : last_terminal_records(read_ledger_records(run_dir))) out.push_back(deterministic_part(r));
+  return out;
 }
 
 // Only the measurement files: index.md carries provenance (start time, command line) by design.
 std::map<std::string, std::string> measurements(const std::filesystem::path& report_root) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, bytes] : k3lab::testing::read_tree(report_root)) {
+  for (const auto& [name, bytes] : read_tree(report_root)) {
     if (name.find("/tables/") != std::string::npos || name.find("/charts/") != std::string::npos) out[name] = bytes;
   }
   return out;
 }
 
-}  // namespace
-
 TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   Workdir w;
-  auto straight = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-a"}, w.path(), w.env());
-  ASSERT_EQ(straight.exit_code, 0) << straight.output;
-  const auto reference_dir = only_run(w.path() / "runs-a", "memory-pool");
+  auto straight = run(w, {"run", "memory-pool", "--profile", "smoke", "--out", "runs-a"});
+  ASSERT_EQ(straight.exit_code, 0) << straight.output();
+  const auto reference_dir = only_run_dir(w.path() / "runs-a", "memory-pool");
   const auto reference = terminal(reference_dir);
   ASSERT_FALSE(reference.empty());
 
@@ -84,30 +75,32 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   std::chrono::milliseconds delay(1);
   for (int attempt = 0; attempt < 60; ++attempt) {
     const auto before = ledger_bytes();
-    auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, w.path(), w.env(), delay,
-                       [&] { return ledger_bytes() > before; });
+    auto options = w.options();
+    options.kill_after = delay;
+    options.started = [&] { return ledger_bytes() > before; };
+    auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, options);
     if (r.signal == SIGKILL) {
-      const auto runs = core::list_run_dirs(w.path() / "runs-b", "memory-pool");
+      const auto runs = run_dirs(w.path() / "runs-b", "memory-pool");
       if (!runs.empty()) {
-        const auto partial = terminal(runs.back().path).size();
+        const auto partial = terminal(runs.back()).size();
         if (partial > 0 && partial < reference.size()) ++kills_mid_run;
       }
       delay = delay * 3 / 2 + std::chrono::milliseconds(1);
       continue;
     }
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output();
     break;
   }
   EXPECT_GE(kills_mid_run, 2) << "the schedule should interrupt the run between units at least twice";
-  const auto resumed_dir = only_run(w.path() / "runs-b", "memory-pool");
+  const auto resumed_dir = only_run_dir(w.path() / "runs-b", "memory-pool");
   EXPECT_EQ(terminal(resumed_dir), reference);
-  auto again = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"}, w.path(), w.env());
+  auto again = run(w, {"run", "memory-pool", "--profile", "smoke", "--out", "runs-b"});
   EXPECT_EQ(again.exit_code, 0);
-  EXPECT_NE(again.output.find("is complete"), std::string::npos) << again.output;
+  EXPECT_NE(again.output().find("is complete"), std::string::npos) << again.output();
 
   // The same measurements, whether the run was interrupted or not.
-  ASSERT_EQ(run_k3lab({"report", "--runs", "runs-a", "--out", "report-a"}, w.path(), w.env()).exit_code, 0);
-  ASSERT_EQ(run_k3lab({"report", "--runs", "runs-b", "--out", "report-b"}, w.path(), w.env()).exit_code, 0);
+  ASSERT_EQ(run(w, {"report", "--runs", "runs-a", "--out", "report-a"}).exit_code, 0);
+  ASSERT_EQ(run(w, {"report", "--runs", "runs-b", "--out", "report-b"}).exit_code, 0);
   const auto a = measurements(w.path() / "report-a");
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, measurements(w.path() / "report-b"));
@@ -115,13 +108,13 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
 
 TEST(SpineSmoke, ReportIsRegeneratedByteForByte) {
   Workdir w;
-  ASSERT_EQ(run_k3lab({"run", "memory-pool", "--profile", "smoke"}, w.path(), w.env()).exit_code, 0);
-  auto first = run_k3lab({"report", "--out", "r1"}, w.path(), w.env());
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  ASSERT_EQ(run_k3lab({"report", "--out", "r2"}, w.path(), w.env()).exit_code, 0);
-  const auto one = k3lab::testing::read_tree(w.path() / "r1");
+  ASSERT_EQ(run(w, {"run", "memory-pool", "--profile", "smoke"}).exit_code, 0);
+  auto first = run(w, {"report", "--out", "r1"});
+  ASSERT_EQ(first.exit_code, 0) << first.output();
+  ASSERT_EQ(run(w, {"report", "--out", "r2"}).exit_code, 0);
+  const auto one = read_tree(w.path() / "r1");
   EXPECT_TRUE(one.count("index.html"));
-  EXPECT_EQ(one, k3lab::testing::read_tree(w.path() / "r2"));
+  EXPECT_EQ(one, read_tree(w.path() / "r2"));
   const auto& page = one.at("memory-pool-smoke/index.md");
   EXPECT_NE(page.find("systems-simulation"), std::string::npos);
   EXPECT_NE(page.find("FROZEN"), std::string::npos);
@@ -134,18 +127,15 @@ TEST(SpineSmoke, EditedFrozenProtocolIsRefused) {
   auto doc = nlohmann::json::parse(std::ifstream(file));
   doc["hypothesis"] = doc["hypothesis"].get<std::string>() + " (edited)";
   std::ofstream(file) << doc.dump(2);
-  auto r = run_k3lab({"run", "memory-pool", "--profile", "smoke"}, w.path(), w.env());
-  EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("edited after it was frozen"), std::string::npos) << r.output;
+  auto r = run(w, {"run", "memory-pool", "--profile", "smoke"});
+  EXPECT_EQ(r.exit_code, 3) << r.output();
+  EXPECT_NE(r.output().find("edited after it was frozen"), std::string::npos) << r.output();
   EXPECT_FALSE(std::filesystem::exists(w.path() / "runs" / "memory-pool"));
-  auto dev = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--unfrozen"}, w.path(), w.env());
-  EXPECT_EQ(dev.exit_code, 0) << dev.output;
-  auto report = run_k3lab({"report"}, w.path(), w.env());
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  std::ifstream page(w.path() / "report" / "memory-pool-smoke" / "index.md");
-  std::stringstream text;
-  text << page.rdbuf();
-  EXPECT_NE(text.str().find("NOT FROZEN"), std::string::npos);
+  auto dev = run(w, {"run", "memory-pool", "--profile", "smoke", "--unfrozen"});
+  EXPECT_EQ(dev.exit_code, 0) << dev.output();
+  auto report = run(w, {"report"});
+  ASSERT_EQ(report.exit_code, 0) << report.output();
+  EXPECT_NE(read_file(w.path() / "report" / "memory-pool-smoke" / "index.md").find("NOT FROZEN"), std::string::npos);
 }
 
 TEST(SpineSmoke, BrokenProtocolGetsFieldLevelErrors) {
@@ -154,27 +144,30 @@ TEST(SpineSmoke, BrokenProtocolGetsFieldLevelErrors) {
   auto doc = nlohmann::json::parse(std::ifstream(file));
   doc["stoping_rule"] = "typo";
   std::ofstream(file) << doc.dump(2);
-  auto r = run_k3lab({"validate", file.string()}, w.path(), w.env());
-  EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("did you mean \"stopping_rule\""), std::string::npos) << r.output;
+  auto r = run(w, {"validate", file.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.output();
+  EXPECT_NE(r.output().find("did you mean \"stopping_rule\""), std::string::npos) << r.output();
   std::ofstream(file) << "{ not json";
-  r = run_k3lab({"run", "memory-pool"}, w.path(), w.env());
-  EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+  r = run(w, {"run", "memory-pool"});
+  EXPECT_EQ(r.exit_code, 3) << r.output();
+  EXPECT_NE(r.output().find("not valid JSON"), std::string::npos) << r.output();
 }
 
 TEST(SpineSmoke, ListAndPlanCoverAllEight) {
   Workdir w;
-  auto list = run_k3lab({"list", "--json"}, w.path(), w.env());
-  ASSERT_EQ(list.exit_code, 0) << list.output;
-  const auto rows = nlohmann::json::parse(list.output);
+  auto list = run(w, {"list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output();
+  const auto rows = nlohmann::json::parse(list.out);
   ASSERT_EQ(rows.size(), 8u);
   for (const auto& row : rows) {
     EXPECT_EQ(row["protocol"], "frozen") << row.dump();
-    auto plan = run_k3lab({"plan", row["id"].get<std::string>(), "--profile", "full", "--json"}, w.path(), w.env());
-    ASSERT_EQ(plan.exit_code, 0) << plan.output;
-    const auto j = nlohmann::json::parse(plan.output);
+    auto plan = run(w, {"plan", row["id"].get<std::string>(), "--profile", "full", "--json"});
+    ASSERT_EQ(plan.exit_code, 0) << plan.output();
+    const auto j = nlohmann::json::parse(plan.out);
     EXPECT_GT(j["units"].get<int>(), 0);
     EXPECT_FALSE(j["cannot_say"].empty());
   }
 }
+
+}  // namespace
+}  // namespace k3lab::testing

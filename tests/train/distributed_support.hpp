@@ -60,7 +60,7 @@ inline std::vector<double> flat_parameters(const torch::nn::Module& model) {
   return values;
 }
 
-inline nlohmann::json result_json(const TrainResult& result) {
+inline nlohmann::json result_json(const LmTrainResult& result) {
   return {{"status", TrainResult::to_string(result.status)},
           {"failure_class", result.failure_class},
           {"detail", result.detail},

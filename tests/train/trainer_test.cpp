@@ -232,20 +232,31 @@ TEST(Optimizer, ScheduleWarmsUpThenDecaysToTheFloor) {
   EXPECT_THROW(scheduled_learning_rate(s, 100, 100), std::invalid_argument);
 }
 
-TEST(Optimizer, RegistryIsPluggableAndNamesTheKnownOnes) {
+TEST(Optimizer, AFactoryBuildsWhatIsNotBuiltInAndNamesTheFix) {
   models::DecoderLM model(tiny_model(), 1);
   OptimizerSpec s;
-  s.name = "muon-not-yet";
+  s.name = "sgd";
   try {
     make_optimizer(s, *model);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("adamw"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("built in: adamw"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("optimizer_factory"), std::string::npos) << e.what();
   }
-  register_optimizer("muon-not-yet", [](const OptimizerSpec& spec, torch::nn::Module& m) {
+  int built = 0;
+  const OptimizerFactory sgd = [&](const OptimizerSpec& spec, torch::nn::Module& m) {
+    ++built;
     return std::make_unique<torch::optim::SGD>(m.parameters(), torch::optim::SGDOptions(spec.learning_rate));
-  });
-  EXPECT_NO_THROW(make_optimizer(s, *model));
+  };
+  const auto optimizer = make_optimizer(s, *model, sgd);
+  EXPECT_EQ(built, 1);
+  EXPECT_NE(dynamic_cast<torch::optim::SGD*>(optimizer.get()), nullptr);
+  // The trainer builds its optimizer through the configuration's factory.
+  auto config = tiny_config();
+  config.optimizer.name = "sgd";
+  config.optimizer_factory = sgd;
+  ASSERT_EQ(train(config, corpus()).status, TrainResult::Status::Completed);
+  EXPECT_EQ(built, 2);
   const auto parsed = OptimizerSpec::from_json({{"name", "adamw"}, {"learning_rate", 0.01}, {"decay", "linear"}});
   EXPECT_EQ(parsed.decay, "linear");
   EXPECT_THROW(OptimizerSpec::from_json({{"decay", "step"}}), std::invalid_argument);

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/validate/context_fixture.hpp"
 #include "k3lab/validate/context_reader.hpp"
 #include "k3lab/validate/context_validator.hpp"
@@ -15,17 +16,12 @@ namespace fs = std::filesystem;
 
 class SnapshotDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("k3lab-snapshot-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "lib");
-  }
-  void TearDown() override { fs::remove_all(root_); }
+  void SetUp() override { fs::create_directories(root_ / "lib"); }
   void write(const fs::path& relative, const std::string& text) {
     std::ofstream(root_ / relative, std::ios::binary) << text;
   }
-  fs::path root_;
+  k3lab::testing::TempDir dir_{"k3lab-snapshot"};
+  fs::path root_ = dir_.path();
 };
 
 TEST_F(SnapshotDir, LoadsSortedTextFilesAndHashesThem) {

@@ -7,6 +7,8 @@
 //   4. k3lab's embedded mock server, started in-process on an ephemeral loopback port for the run.
 // A run against the embedded mock is labelled on every record and page as simulated: it is not
 // evidence about Kimi K3. The key itself is never read here, only whether it is set.
+#include <cstddef>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +42,14 @@ EndpointChoice choose_endpoint(const nlohmann::json& options, std::string_view e
 
 // The labels every record and page of the run carries.
 std::vector<std::string> endpoint_labels(const EndpointChoice& choice);
+
+// `names` joined with ", " in set order, or `none` when there are none (endpoints, response models...).
+std::string join_names(const std::set<std::string>& names, const std::string& none);
+
+// How a results page names the endpoint a run called; a simulated endpoint is never called Kimi K3.
+// `endpoints`: the record names its ledger shows; `simulated`: how many calls or runs a k3lab mock
+// answered; `embedded_detail`: what the embedded mock ran, after "embedded mock server" (may be empty).
+std::string endpoint_phrase(const std::set<std::string>& endpoints, std::size_t simulated,
+                            std::string_view embedded_detail);
 
 }  // namespace k3lab::api

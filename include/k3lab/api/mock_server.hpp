@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -136,5 +137,9 @@ class MockServer {
 
 // The prompt bytes the mock's cache and token counts see (see above).
 std::string render_prompt(const nlohmann::json& request);
+
+// The embedded mock a direct-API run calls when choose_endpoint picks it: started on an ephemeral
+// loopback port and logged as a simulated endpoint. It must outlive the run's calls.
+std::unique_ptr<MockServer> start_embedded_mock(MockServerOptions options, std::string_view experiment_id);
 
 }  // namespace k3lab::api

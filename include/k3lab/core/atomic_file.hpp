@@ -1,10 +1,17 @@
 #pragma once
-// Whole-file writes that never leave a half-written file: write a temporary, fsync, rename.
+// Durable file-system changes: whole-file writes that never leave a half-written file (write a
+// temporary, fsync, rename, fsync the folder), and the folder fsync that makes a new entry (a created
+// file or folder, a rename) survive a power loss.
 #include <filesystem>
 #include <string_view>
 
 namespace k3lab::core {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// fsyncs the folder itself, so that entries created, renamed or removed in it are on disk. Throws on an
+// I/O error; a file system that cannot fsync a folder (EINVAL, EROFS) or a folder this process may not
+// open for reading (EACCES) is accepted as it is.
+void fsync_directory(const std::filesystem::path& folder);
 
 }  // namespace k3lab::core

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,10 @@ struct FreezeRecord {
   bool source_dirty = false;
   std::string frozen_at;
   std::string k3lab_version;
+  // Set by `freeze --force` over results of the previous design; written only when true, so records
+  // frozen the ordinary way keep their bytes.
+  bool forced = false;
+  std::string forced_note;  // which run dirs held results of which design
 
   nlohmann::json to_json() const;
   static FreezeRecord from_json(const nlohmann::json& j);
@@ -27,8 +32,20 @@ std::filesystem::path freeze_record_path(const Protocol& protocol);
 
 std::optional<FreezeRecord> read_freeze_record(const Protocol& protocol);
 
+struct FreezeOptions {
+  bool forced = false;      // re-freezing over results of the previous design (`freeze --force`)
+  std::string forced_note;  // recorded with it
+};
+
 // Writes the record; returns it.
-FreezeRecord freeze(const Protocol& protocol);
+FreezeRecord freeze(const Protocol& protocol, const FreezeOptions& options = {});
+
+// The run dirs under runs_root that hold terminal records of the design frozen now, while `protocol`
+// differs from it: re-freezing would leave those results without their freeze record. With no freeze
+// record, the run dirs holding frozen results of any other design. Empty when re-freezing is safe.
+// A damaged run dir of the experiment throws DamagedRunDir (it may hold such results).
+std::vector<std::filesystem::path> runs_blocking_refreeze(const Protocol& protocol,
+                                                          const std::filesystem::path& runs_root);
 
 struct FreezeStatus {
   bool frozen = false;        // a record exists and matches

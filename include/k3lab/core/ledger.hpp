@@ -19,8 +19,9 @@ bool is_terminal_kind(const std::string& kind);
 
 class LedgerWriter {
  public:
-  // Opens (creating if needed) the ledger file of `run_dir` for `worker` ("" -> ledger.jsonl).
-  // Throws if another process holds the lock, or if a complete line is not valid JSON.
+  // Opens (creating if needed) the ledger file of `run_dir` for `worker` ("" -> ledger.jsonl); a new
+  // file's folder entry is fsync'ed. Throws if another process holds the lock, or naming file and line
+  // if a complete line is not a valid record.
   LedgerWriter(const std::filesystem::path& run_dir, const std::string& worker = "");
   ~LedgerWriter();
   LedgerWriter(const LedgerWriter&) = delete;
@@ -36,6 +37,9 @@ class LedgerWriter {
   bool repaired_torn_line() const { return repaired_; }
 
  private:
+  // Reads the file: counts its lines, refuses one that is not a record, cuts a torn last line.
+  void check_existing_lines(const std::filesystem::path& run_dir);
+
   std::filesystem::path path_;
   int fd_ = -1;
   int lock_fd_ = -1;
@@ -49,8 +53,14 @@ struct LedgerContents {
   std::size_t torn_lines = 0;           // incomplete last lines skipped (a writer may be active)
 };
 
-// Reads ledger.jsonl and every ledger.<worker>.jsonl in `run_dir`. Throws on a corrupt complete line.
+// Reads ledger.jsonl and every ledger.<worker>.jsonl in `run_dir`. Throws naming the file and line
+// when a complete line is not a valid record: JSON (within kLedgerLineJsonLimits), an object, a
+// non-empty string "kind", a string "unit" when present (required on terminal records), an integer
+// "seq" and a string "t" when present, a plan's "units" an array of strings.
 LedgerContents read_ledger(const std::filesystem::path& run_dir);
+
+// True for ledger.jsonl and ledger.<worker>.jsonl (not their .lock files).
+bool is_ledger_file_name(const std::string& name);
 
 // The unit ids that have a terminal record.
 std::vector<std::string> finished_units(const LedgerContents& ledger);

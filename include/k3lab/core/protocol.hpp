@@ -12,8 +12,6 @@
 
 namespace k3lab::core {
 
-// The eight experiment ids, in the seed's order.
-const std::vector<std::string>& experiment_ids();
 const std::vector<std::string>& evidence_classes();
 const std::vector<std::string>& profile_names();
 

@@ -13,6 +13,7 @@
 
 #include "k3lab/exec/command.hpp"
 #include "k3lab/exec/run_status.hpp"
+#include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/runner.hpp"
 
 namespace k3lab::exec {
@@ -53,6 +54,7 @@ std::vector<std::string> task_run_arguments(const experiments::RunRequest& reque
 struct StatusOptions {
   CommandRunner runner;         // default: run_command
   bool record_failures = true;  // append failure records owed for tasks that died with their unit
+  experiments::Catalog catalog;  // the modules that enumerate a run's units (the registry in k3lab)
 };
 
 struct StatusResult {

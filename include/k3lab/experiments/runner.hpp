@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/core/peer_group.hpp"
+
 namespace k3lab::experiments {
 
 class Experiment;
@@ -45,6 +47,9 @@ struct RunRequest {
   // For tests and embedding: use this module and protocol file instead of the registry's.
   std::function<std::unique_ptr<Experiment>()> experiment_factory;
   std::optional<std::filesystem::path> protocol_file;
+  // Joins a data-parallel group when the launcher started several ranks (the training layer's
+  // train::make_peer_group; the CLI sets it). Without one, a multi-rank launch is refused.
+  core::PeerGroupFactory peer_group_factory;
 };
 
 struct RunSummary {

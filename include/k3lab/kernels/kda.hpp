@@ -2,6 +2,48 @@
 // Kimi Delta Attention (KDA), chunkwise, with the lower-bounded ("safe") gate, as CUDA kernels that
 // take raw device pointers, sizes and a stream. docs/kernels.md describes the algorithm.
 //
+// Map of every KDA file. KDA exists three times, each once: the LibTorch implementation (models),
+// the double-precision reference (torch-free loops) and the kernel bodies (compiled for the GPU and
+// for the host emulator). src/kernels includes nothing of the models; the models' side holds the
+// adapter and the registration that plug these kernels into the model seams.
+//
+// LibTorch, include/k3lab/models/ and src/models/:
+//   kda.hpp, kda_recurrent.cpp     the recurrence (gold of the LibTorch tests), decode step, L2 norm
+//   kda.hpp, kda_chunkwise.cpp     the chunkwise (WY / UT) form: training and every fallback
+//   kda_gate.hpp, kda_gate.cpp     the bounded and softplus gates (raw logits -> log decay)
+//   kda_checks.hpp                 argument checks shared by the forms and the adapter
+//   kda_ops.hpp, kda_ops.cpp       the device seam and KdaChunkwiseArgs, the one tensor-argument
+//                                  struct (model form plus the kernel form's fields)
+//   kda_kernel.hpp, kda_kernel.cpp the kernel adapter: validation shared with kda_validate_options,
+//                                  these kernels for CUDA tensors they accept, else the kernel
+//                                  form's preprocessing in LibTorch followed by kda_chunkwise
+//   kda_kernel_function.{hpp,cpp}  the torch::autograd::Function launching kda_forward/backward
+//   kernel_registration.{hpp,cpp}  registers the adapters into the seams (k3lab at start-up)
+//   kda_layer.*, kda_bench.*       users: the model layer and `k3lab bench kda`
+// Double reference: kda_reference.hpp, src/kernels/kda_reference.cpp (recurrence and its adjoint).
+// Kernels, torch-free, this file and src/kernels/:
+//   kda.hpp                        the raw-pointer API: shapes, options, launches, emulation
+//   kda_host.cpp                   validation, workspace and shared-memory sizes, argument checks
+//   kda_launch_params.hpp          public structs -> KdaParams (launchers and emulator)
+//   kda_params.hpp                 KdaParams, sequence spans, shared-memory layouts
+//   kda_tile.hpp                   per-tile preparation shared by both bodies
+//   kda_forward_body.hpp           forward body for one (sequence, head)
+//   kda_backward_body.hpp          backward body for one (sequence, head)
+//   kernel_body.hpp, block_gemm.hpp   one body for device and host; the block matrix product
+//   device_block.cuh, kda.cu       the GPU block (WMMA tf32) and the CUDA launchers (cuda_check.hpp)
+//   host_block.hpp, kda_emulation.cpp   the emulated block and the host launchers
+//   kernels_without_cuda.cpp       launchers of builds without nvcc (they say how to get CUDA)
+//   bench/kernels_bench.cu         the CUDA-event benchmark
+// Tests, tests/kernels/ and tests/models/:
+//   test_kda_reference.cpp         reference vs a hand trace and finite differences
+//   test_kda_emulation.cpp         kernel bodies on the host vs the reference (both math modes)
+//   test_kda_gpu.cpp               kernels on the GPU vs the reference
+//   test_kda_adapter.cpp           adapter on the CPU (kda_chunkwise) vs the reference; validation
+//   test_torch_ops_gpu.cpp         adapter on CUDA vs on the CPU; the seams
+//   kda_test_harness.hpp, kernel_test_support.hpp, torch_test_support.hpp   shared helpers
+//   tests/models/kda_*_test.cpp    LibTorch forms vs each other and hand values; gates, layer, bench
+//   tests/models/ops_seam_test.cpp the seams dispatch to registered implementations
+//
 // Per head, with state S (K x V), the kernels compute exactly the recurrence of fla's
 // naive_recurrent_kda (decay, then delta update, then read):
 //   q_t = scale * q_t / |q_t|,  k_t = k_t / |k_t|        (L2 norm with eps 1e-6, optional)
@@ -15,6 +57,7 @@
 //   A_log: (H) fp32     dt_bias: (H, K) fp32     states: (N, H, K, V) fp32 (fla's [K, V] layout)
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "k3lab/kernels/bf16.hpp"
 #include "k3lab/kernels/cuda_runtime.hpp"
@@ -92,7 +135,15 @@ struct KdaBackwardArgs {
   void* workspace = nullptr;            // kda_backward_workspace_bytes(shape) bytes, 256-byte aligned
 };
 
-// Throws std::invalid_argument, naming the field and the fix, when the shape or options cannot run.
+// Why the kernels cannot take `shape`, as a sentence that names the fix; empty when they can.
+std::string kda_shape_problem(const KdaShape& shape);
+
+// The rules on the options that every KDA entry shares (the launchers, the emulator and the LibTorch
+// adapter models::kda_chunkwise_kernel): lower_bound in [-5, 0), scale finite and >= 0. Throws
+// std::invalid_argument, naming the field and the fix.
+void kda_validate_options(const KdaOptions& options);
+
+// Both of the above: throws std::invalid_argument when the shape or options cannot run.
 void kda_validate(const KdaShape& shape, const KdaOptions& options);
 
 // Upper bound on the number of 16-token tiles over all sequences: ceil(tokens / 16) + N.

@@ -1,14 +1,11 @@
 #pragma once
-// Host references for KDA in double precision: plain loops over host arrays, no LibTorch.
-// - kda_recurrent_reference: the token-by-token recurrence (fla naive_recurrent_kda order); the gold.
-// - kda_chunkwise_reference: the chunkwise algorithm the kernels implement (factorised intra-tile
-//   products relative to the tile start, (I + A)^-1 by forward substitution, inter-tile state passing).
+// The double-precision KDA reference: plain loops over host arrays, no LibTorch. The one gold
+// that the kernel bodies (emulated and on the GPU) and the LibTorch adapter are tested against.
+// - kda_recurrent_reference: the token-by-token recurrence (fla naive_recurrent_kda order).
 // - kda_backward_reference: reverse-mode adjoint of the recurrence, for every input.
 // Layouts and the math are those of k3lab/kernels/kda.hpp; sequences come from cu_seqlens.
 #include <cstdint>
 #include <vector>
-
-#include "k3lab/kernels/kda.hpp"
 
 namespace k3lab::kernels {
 
@@ -61,9 +58,6 @@ void kda_check_host_inputs(const KdaHostProblem& problem, const KdaHostInputs& i
 double kda_bounded_gate(double g_raw, double a_log, double dt_bias, double lower_bound);
 
 KdaHostOutputs kda_recurrent_reference(const KdaHostProblem& problem, const KdaHostInputs& inputs);
-
-KdaHostOutputs kda_chunkwise_reference(const KdaHostProblem& problem, const KdaHostInputs& inputs,
-                                       int chunk = kKdaTile);
 
 // Gradients of  sum(d_out * out) + sum(d_final_state * final_state);  d_final_state may be empty.
 KdaHostGrads kda_backward_reference(const KdaHostProblem& problem, const KdaHostInputs& inputs,

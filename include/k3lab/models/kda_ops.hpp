@@ -1,8 +1,9 @@
 #pragma once
 // The seam between the models and device kernels for KDA.
 //
-// Layers call kda_chunkwise_op / kda_decode_op. Today these run the LibTorch paths in kda.hpp.
-// A kernel library (src/kernels) registers an implementation for a device type at start-up:
+// Layers call kda_chunkwise_op / kda_decode_op, which run the LibTorch paths in kda.hpp unless an
+// implementation is registered for the device type (register_cuda_kernels() in
+// kernel_registration.hpp registers kda_kernel.hpp's adapter for CUDA at start-up):
 //
 //     k3lab::models::register_kda_chunkwise_impl(c10::DeviceType::CUDA, &my_cuda_chunkwise);
 //
@@ -19,11 +20,26 @@
 
 namespace k3lab::models {
 
+// The one tensor-argument struct of KDA's chunkwise form: what the seam hands to a registered
+// implementation, and what the kernel adapter (kda_kernel.hpp) takes. The first block is what the
+// models pass; the kernel-form block names the preprocessing the CUDA kernels can fuse. The seam
+// leaves that block at its defaults (the layer has already normalised q and k, activated the gate
+// and applied the sigmoid), which kda_chunkwise computes as they stand.
 struct KdaChunkwiseArgs {
-  torch::Tensor q, k, v, g, beta;              // (B, T, H, K) x3 with v (B, T, H, V), beta (B, T, H)
-  std::optional<torch::Tensor> initial_state;  // (B, H, K, V)
+  torch::Tensor q, k, v;   // (B, T, H, K), (B, T, H, K), (B, T, H, V)
+  torch::Tensor g;         // (B, T, H, K): the log decay (<= 0), or the raw gate when a_log is set
+  torch::Tensor beta;      // (B, T, H): beta in (0, 1), or its logits when beta_is_logits
+  std::optional<torch::Tensor> initial_state;  // (N, H, K, V); N = B, or the sequences of cu_seqlens
   std::int64_t chunk_size = 64;
   std::optional<double> scale;                 // default K^-0.5
+
+  // Kernel form (the layouts and math of k3lab/kernels/kda.hpp).
+  torch::Tensor a_log;       // (H): with dt_bias, g is the raw gate and the bounded gate applies
+  torch::Tensor dt_bias;     // (H, K) or (H * K)
+  torch::Tensor cu_seqlens;  // (N + 1) int64 offsets; B = 1 and the sequences are packed along T
+  double lower_bound = -5.0; // the gate's bound, in [-5, 0): raw gates map into (lower_bound, 0)
+  bool l2norm_qk = false;    // L2-normalise q and k first (eps 1e-6)
+  bool beta_is_logits = false;
 };
 
 struct KdaDecodeArgs {

@@ -2,15 +2,7 @@
 // Data-parallel training across processes ("ranks") with LibTorch's c10d: how a process learns its
 // place from the launcher's environment, joins the group, and the few collectives the trainer uses.
 //
-// Launchers, the first that applies:
-//   torchrun style  WORLD_SIZE, RANK, LOCAL_RANK (default: RANK), MASTER_ADDR, MASTER_PORT
-//   srun            SLURM_STEP_NUM_TASKS > 1 (set by srun only, not in a batch script that runs
-//                   once), SLURM_PROCID, SLURM_LOCALID (default 0), with MASTER_ADDR and MASTER_PORT
-//                   exported by the job script (Slurm has no such variables)
-//   neither         one process: world size 1, no store, no backend
-// K3LAB_DIST_TIMEOUT (seconds, default kDefaultDistributedTimeout) bounds rendezvous and every
-// collective.
-//
+// How a process finds its rank: core/peer_group.hpp.
 // Rendezvous is a c10d::TCPStore served by rank 0 at MASTER_ADDR:MASTER_PORT. The backend is Gloo for
 // CPU tensors and NCCL for CUDA tensors when LibTorch was built with NCCL (K3LAB_C10D_NCCL).
 // A killed peer shows as a closed connection at once; a hung one after the timeout. Either way the
@@ -27,6 +19,9 @@
 #include <torch/version.h>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "k3lab/core/peer_group.hpp"
+#include "k3lab/train/peer_group_factory.hpp"
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #else
@@ -43,33 +38,14 @@ using CollectiveGroup = c10d::Backend;
 using CollectiveGroup = c10d::ProcessGroup;
 #endif
 
-// Long enough for rank 0 to write a checkpoint while the other ranks wait in the next collective.
-inline constexpr std::chrono::seconds kDefaultDistributedTimeout{300};
+using core::EnvLookup;
+using core::kDefaultDistributedTimeout;
+using core::launch_environment;
+using core::launch_environment_from_process;
+using core::LaunchEnvironment;
+using core::RankFailure;
 
-struct LaunchEnvironment {
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  std::string master_addr;
-  int master_port = 0;
-  std::string launcher = "single";  // single | torchrun | srun
-  std::chrono::milliseconds timeout = kDefaultDistributedTimeout;
-};
-
-// Looks up one environment variable (nullopt: unset). A seam so tests need not touch the process env.
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
-// Throws std::invalid_argument naming the variable to set or fix (missing, malformed, out of range).
-LaunchEnvironment launch_environment(const EnvLookup& lookup);
-LaunchEnvironment launch_environment_from_process();
-
-// A collective failed: a peer rank died, hung past the timeout, or the group already broke.
-class RankFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-class DistributedContext {
+class DistributedContext final : public core::PeerGroup {
  public:
   // Joins the group: blocks until every rank has joined, or throws std::runtime_error after the
   // timeout saying which address it waited on. `device`: where training runs and the collectives'
@@ -81,22 +57,22 @@ class DistributedContext {
   DistributedContext(const DistributedContext&) = delete;
   DistributedContext& operator=(const DistributedContext&) = delete;
 
-  int rank() const { return environment_.rank; }
-  int world_size() const { return environment_.world_size; }
+  int rank() const override { return environment_.rank; }
+  int world_size() const override { return environment_.world_size; }
   int local_rank() const { return environment_.local_rank; }
-  bool is_root() const { return environment_.rank == 0; }
   const LaunchEnvironment& environment() const { return environment_; }
   const torch::Device& device() const { return device_; }
-  const std::string& backend() const { return backend_; }  // none (world size 1) | gloo | nccl
+  const std::string& backend() const override { return backend_; }  // none (world size 1) | gloo | nccl
+  std::string device_name() const override { return device_.str(); }
   // Null for world size 1.
   const c10::intrusive_ptr<CollectiveGroup>& process_group() const { return group_; }
   // Set once a collective has failed; the message of that failure.
-  const std::optional<std::string>& failure() const { return failure_; }
+  const std::optional<std::string>& failure() const override { return failure_; }
 
   // In place, on every rank; no-ops for world size 1. Throw RankFailure.
   void all_reduce_sum(torch::Tensor& tensor);
   void broadcast_from_root(torch::Tensor& tensor);
-  void barrier();
+  void barrier() override;
   // Sums each rank's values element-wise (float64; every rank passes the same count).
   std::vector<double> all_reduce_sum(const std::vector<double>& values);
 
@@ -104,10 +80,11 @@ class DistributedContext {
   // `timeout` for it and returns it. Goes through the store, so a long wait (rank 0 measuring,
   // writing records) does not break the group, and it works after a failed collective. Throws
   // RankFailure when rank 0 is gone or the wait times out.
-  std::string share_from_root(const std::string& key, const std::string& value, std::chrono::milliseconds timeout);
+  std::string share_from_root(const std::string& key, const std::string& value,
+                              std::chrono::milliseconds timeout) override;
   // Whether rank 0 (which serves the store) still answers: after a RankFailure, tells a surviving
   // rank whether rank 0 is alive to record it.
-  bool root_reachable();
+  bool root_reachable() override;
 
  private:
   void run(const std::string& what, const std::function<void()>& collective);
@@ -119,5 +96,9 @@ class DistributedContext {
   c10::intrusive_ptr<CollectiveGroup> group_;
   std::optional<std::string> failure_;
 };
+
+// The c10d group behind a run's peer group (RunEnv::distributed), or null when the command runs as one
+// process. Every PeerGroup the k3lab binary creates is a DistributedContext (train::make_peer_group).
+DistributedContext* as_distributed(core::PeerGroup* group);
 
 }  // namespace k3lab::train

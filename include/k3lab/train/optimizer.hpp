@@ -1,7 +1,7 @@
 #pragma once
-// Optimizers by name, so that experiments share one trainer and swap the update rule (AdamW here;
-// Muon and Per-Head Muon register themselves for experiment seven), and the learning-rate schedule
-// every arm of an experiment shares.
+// The optimizer of a training run: its specification, the built-in AdamW, the factory type through
+// which a run supplies any other update rule (muon_optimizer.hpp builds Muon and Per-Head Muon), and
+// the learning-rate schedule every arm of an experiment shares.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,21 +23,25 @@ struct OptimizerSpec {
   double warmup_fraction = 0.01;   // of the optimizer steps
   std::string decay = "cosine";    // cosine | linear | constant
   double min_lr_ratio = 0.1;       // the schedule's floor as a fraction of the peak (cosine, linear)
-  nlohmann::json extra = nlohmann::json::object();  // keys only a registered optimizer understands
+  nlohmann::json extra = nlohmann::json::object();  // keys only the run's OptimizerFactory understands
 
-  // Known keys fill the fields; unknown keys go to `extra` for the named optimizer to check.
+  // Known keys fill the fields; unknown keys go to `extra` for the factory to check.
   static OptimizerSpec from_json(const nlohmann::json& j);
   nlohmann::json to_json() const;
 };
 
-using OptimizerBuilder =
+// Builds the optimizer over `model`'s trainable parameters (the schedule sets its learning rate each
+// step). Throws std::invalid_argument for keys in spec.extra it does not know.
+using OptimizerFactory =
     std::function<std::unique_ptr<torch::optim::Optimizer>(const OptimizerSpec& spec, torch::nn::Module& model)>;
 
-// Adds or replaces a builder ("adamw" is registered by default).
-void register_optimizer(const std::string& name, OptimizerBuilder builder);
+// AdamW with decoupled weight decay on matrices (dim >= 2) only; spec.extra must be empty.
+std::unique_ptr<torch::optim::Optimizer> make_adamw(const OptimizerSpec& spec, torch::nn::Module& model);
 
-// Throws std::invalid_argument for an unknown name, listing the registered ones.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, torch::nn::Module& model);
+// `factory` when one is given; otherwise the built-in AdamW for spec.name "adamw", and for any other
+// name an std::invalid_argument that says to pass the factory that builds it.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, torch::nn::Module& model,
+                                                        const OptimizerFactory& factory = {});
 
 // Linear warmup over round(warmup_fraction * total_steps) steps to the peak, then the decay down to
 // min_lr_ratio * peak at the last step. step is 0-based.

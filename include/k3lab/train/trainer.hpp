@@ -1,82 +1,28 @@
 #pragma once
-// The shared trainer of the proxy-ablation experiments (hybrid-attention now; attn-res, router-balance,
-// situ-qat and per-head-muon reuse it with their own ModelConfig and optimizer).
-//
-// Contract:
-// - Trains exactly token_budget tokens in steps of batch_tokens (sequence_length windows in the
-//   order of data_order.hpp), never stopping early for a weak run.
-// - Evaluates every eval_interval_tokens (validation loss plus the caller's probes), the last
-//   evaluation exactly at the budget, and checkpoints at each evaluation.
-// - Resumes from the latest checkpoint in checkpoint_dir; on CPU a resumed run gives bitwise the
-//   losses of an uninterrupted one (same thread count).
-// - NaN/inf loss or gradient, and out-of-memory, end the run as a Failed result with a class; loss
-//   spikes are recorded events; the safety timeout ends it as TimedOut (incomplete, never compared);
-//   a stop request checkpoints and returns Interrupted.
-// - Data parallel (config.distributed, world size W > 1): batch tokens, data order and token budget
-//   stay global. Rank k trains rows [k*R/W, (k+1)*R/W) of each step's R rows; gradients are summed
-//   across ranks and divided by W, so the update is the one-process update of the same global batch
-//   (up to float summation order); the loss is the global mean; the clip uses the global norm. Every
-//   stop condition (NaN, OOM, stop request, safety timeout) is agreed across ranks, so all ranks end
-//   at the same step with the same status. Evaluations run on every rank identically (no rank waits
-//   on another's evaluation past the collective timeout); rank 0 alone writes checkpoints, every rank
-//   resumes from them. A peer that dies or hangs ends the run as Failed, class rank-failure.
-#include <atomic>
+// The language-model entry point of the shared trainer (task_trainer.hpp): a models::DecoderLM built
+// from config.model and trained on next-token cross-entropy, evaluated by validation loss plus the
+// caller's probes. hybrid-attention, attn-res, situ-qat and per-head-muon train through it; a task
+// with another model or loss calls train_task directly (router-balance).
 #include <cstdint>
-#include <filesystem>
 #include <functional>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
 
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/models/model_config.hpp"
-#include "k3lab/train/checkpoint.hpp"
-#include "k3lab/train/dataset.hpp"
-#include "k3lab/train/optimizer.hpp"
+#include "k3lab/train/task_trainer.hpp"
 
 namespace k3lab::train {
 
-class DistributedContext;
-
-struct LossSpikeRule {
-  std::int64_t window = 20;  // steps in the running median
-  double factor = 2.0;       // a loss above factor x the median of the previous window is a spike
-};
-
-struct TrainerConfig {
+struct TrainerConfig : LoopConfig {
   models::ModelConfig model;
   std::uint64_t init_seed = 0;
-  std::uint64_t order_seed = 0;        // the data order (same for every arm and seed of an experiment)
-  std::int64_t token_budget = 0;
-  std::int64_t batch_tokens = 0;
-  std::int64_t sequence_length = 0;
-  std::int64_t eval_interval_tokens = 0;
-  std::int64_t validation_tokens = 0;
-  std::int64_t micro_batch_rows = 0;   // rows per forward/backward; 0: as many as fit 16384 tokens
-  OptimizerSpec optimizer;
-  double grad_clip = 1.0;              // global gradient-norm clip (0: none)
-  LossSpikeRule spikes;
-  double safety_timeout_seconds = 72.0 * 3600.0;
-  std::filesystem::path checkpoint_dir;  // empty: no checkpoints, no resume
-  std::string device = "cpu";            // auto | cpu | cuda[:N]
-  int threads = 0;                       // torch::set_num_threads; 0: leave LibTorch's default
-  // Data-parallel group (not owned); null or world size 1: this process trains alone. Training runs
-  // on the group's device.
-  DistributedContext* distributed = nullptr;
+  std::int64_t validation_tokens = 0;  // evaluated at every evaluation point (whole windows)
 
-  // Throws std::invalid_argument naming the field when the budget arithmetic does not divide exactly.
+  // LoopConfig::validate plus the model and the validation size.
   void validate() const;
-  std::int64_t total_steps() const { return token_budget / batch_tokens; }
-  std::int64_t rows_per_step() const { return batch_tokens / sequence_length; }
-  int world_size() const;
-  std::int64_t rows_per_rank() const { return rows_per_step() / world_size(); }
-  // Rows per forward on each rank: micro_batch_rows, or automatic (a divisor of rows_per_rank()).
-  std::int64_t resolved_micro_batch_rows() const;
-  // Everything that determines the losses (not device/threads/checkpoint paths/world size, which, like
-  // threads, change only the float summation order); hashed into checkpoints.
+  // LoopConfig::to_json plus model, init_seed and validation_tokens (the task's identity).
   nlohmann::json to_json() const;
 };
 
@@ -88,44 +34,41 @@ struct EvalContext {
   bool final = false;       // the evaluation at the token budget
 };
 
-struct TrainerHooks {
+struct TrainerHooks : LoopHooks {
   // Extra evaluation at every checkpoint (long-context probes...); its JSON is stored under "probes".
   // Data parallel: runs on every rank.
   std::function<nlohmann::json(EvalContext&)> evaluate;
-  // Called with each evaluation record after it is checkpointed (e.g. a ledger note). Rank 0 only.
-  std::function<void(const nlohmann::json& record)> on_evaluation;
-  std::function<void(double fraction)> progress;  // rank 0 only
-  // Test seam: sees each micro-batch loss before backward and may replace it (fault injection).
-  std::function<torch::Tensor(std::int64_t step, const torch::Tensor& loss)> transform_loss;
-  // Test seam: called after each completed step; returning true simulates a kill (no checkpoint is
-  // written beyond the ones already on disk, and the result is Interrupted).
-  std::function<bool(std::int64_t step)> crash_after_step;
-  const std::atomic<bool>* stop_requested = nullptr;
 };
 
-struct TrainResult {
-  enum class Status { Completed, Failed, TimedOut, Interrupted };
-  Status status = Status::Completed;
-  std::string failure_class;  // Failed: nan-loss | non-finite-gradient | oom | rank-failure
-  std::string detail;
-  TrainerState state;         // losses, evaluations, spikes, timings
-  std::int64_t parameters = 0;
-  std::optional<std::int64_t> resumed_from_step;
-  int threads = 0;
-  std::string device;
-  int world_size = 1;              // data-parallel ranks
-  std::string backend = "none";    // c10d backend: none | gloo | nccl
+struct LmTrainResult : TrainResult {
   models::DecoderLM model{nullptr};  // the model at the end (for final probes)
-
-  static std::string to_string(Status status);
-  // Deterministic summary (no timings): status, tokens, steps, losses, evaluations, spikes.
-  nlohmann::json to_json() const;
-  // Wall-clock figures: seconds, tokens/s, peak training memory; where it ran (device, threads, world
-  // size, backend). Tokens/s counts every rank's tokens; peak memory is this rank's.
-  nlohmann::json timing_json() const;
 };
 
-TrainResult train(const TrainerConfig& config, const Dataset& data, const TrainerHooks& hooks = {});
+// The DecoderLM + cross-entropy task: validation loss and the hooks' probes at each evaluation.
+class DecoderLmTask : public TrainingTask {
+ public:
+  // Builds the model from config.model and config.init_seed (after seeding LibTorch's generator with
+  // init_seed, as every run of this task does). `data` and `evaluate` must outlive the task.
+  DecoderLmTask(const TrainerConfig& config, const Dataset& data,
+                std::function<nlohmann::json(EvalContext&)> evaluate = {});
+
+  torch::nn::Module& model() override { return *model_; }
+  nlohmann::json identity() const override;
+  TaskLoss loss(const Batch& batch) override;
+  nlohmann::json evaluate(const EvalPoint& point) override;
+  const models::DecoderLM& decoder() const { return model_; }
+
+ private:
+  models::ModelConfig config_;
+  std::uint64_t init_seed_;
+  std::int64_t validation_tokens_;
+  std::int64_t sequence_length_;
+  const Dataset& data_;
+  std::function<nlohmann::json(EvalContext&)> probes_;
+  models::DecoderLM model_{nullptr};
+};
+
+LmTrainResult train(const TrainerConfig& config, const Dataset& data, const TrainerHooks& hooks = {});
 
 // Mean next-token loss over the first `tokens` validation tokens (whole windows of sequence_length).
 double validation_loss(models::DecoderLM& model, const Dataset& data, std::int64_t sequence_length,

@@ -1,7 +1,5 @@
 #include "agent_replay/agent_replay_experiment.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "k3lab/api/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/plan.hpp"
@@ -9,7 +7,6 @@
 #include "agent_replay/units.hpp"
 #include "agent_replay/window_rule.hpp"
 #include "k3lab/core/ledger.hpp"
-#include "k3lab/experiments/agent_replay.hpp"
 
 namespace k3lab::experiments {
 namespace agent_replay {
@@ -50,20 +47,17 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
   if (endpoint.embedded()) {
     api::MockServerOptions options;
     options.models = {setup.parameters.model};
-    options.model = agent_mock_model(hooks_.embedded_model);
+    options.model = mock::agent_mock_model(hooks_.embedded_model);
     if (hooks_.wrap_embedded_model) options.model = hooks_.wrap_embedded_model(options.model);
     options.faults = hooks_.embedded_faults;
     options.strict_tool_messages = hooks_.embedded_model.strict_tool_messages;
-    embedded_ = std::make_unique<api::MockServer>(std::move(options));
-    embedded_->start(0);
+    embedded_ = api::start_embedded_mock(std::move(options), "agent-replay");
     config.base_url = embedded_->base_url();
-    spdlog::info("agent-replay: no API key and no base URL; embedded mock server at {} ({})", config.base_url,
-                 api::kSimulatedLabel);
     // Once per process: what the simulated endpoint assumes where the documentation is silent.
     env.note(first_unit.id, {{"kind", "note"},
                              {"note", "simulated-endpoint-assumptions"},
                              {"label", api::kSimulatedLabel},
-                             {"assumptions", agent_mock_assumptions(hooks_.embedded_model)}});
+                             {"assumptions", mock::agent_mock_assumptions(hooks_.embedded_model)}});
   } else {
     config.base_url = endpoint.base_url;
   }
@@ -92,10 +86,8 @@ void AgentReplayExperiment::summarise(const core::Protocol& protocol, const RunR
   summarise_run(protocol, records, page);
 }
 
-}  // namespace agent_replay
+std::unique_ptr<Experiment> make_experiment() { return std::make_unique<AgentReplayExperiment>(); }
 
-std::unique_ptr<Experiment> make_agent_replay_experiment() {
-  return std::make_unique<agent_replay::AgentReplayExperiment>();
-}
+}  // namespace agent_replay
 
 }  // namespace k3lab::experiments

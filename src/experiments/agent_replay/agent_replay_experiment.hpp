@@ -3,11 +3,11 @@
 // beat histories with one deliberate protocol fault? Planning (schema, the frozen run ledger of 24
 // tasks x 7 arms x 3 repetitions, plan bounds, the per-arm window rule) and the runner: each unit is
 // one agent run (agent_run.hpp) against the endpoint endpoint_choice.hpp picks, by default the
-// embedded mock server with the scripted agent model (agent_mock_model.hpp).
+// embedded mock server with the scripted agent model (k3lab/mock/agent_model.hpp).
 #include <functional>
 #include <memory>
 
-#include "agent_replay/agent_mock_model.hpp"
+#include "k3lab/mock/agent_model.hpp"
 #include "agent_replay/agent_run.hpp"
 #include "k3lab/api/clock.hpp"
 #include "k3lab/api/mock_server.hpp"
@@ -19,7 +19,7 @@ namespace k3lab::experiments::agent_replay {
 struct RunHooks {
   std::shared_ptr<api::Clock> clock;  // client waits (Retry-After) and the test window
   api::FaultPlan embedded_faults;     // faults the embedded mock injects (none by default)
-  AgentMockOptions embedded_model;    // the embedded mock's assumptions
+  mock::AgentMockOptions embedded_model;    // the embedded mock's assumptions
   // Wraps the embedded mock's model, e.g. to observe what it sends; none by default.
   std::function<api::MockModel(api::MockModel)> wrap_embedded_model;
 };
@@ -50,5 +50,8 @@ class AgentReplayExperiment : public Experiment {
   std::unique_ptr<api::MockServer> embedded_;  // lives as long as the run (this object)
   std::unique_ptr<AgentRunner> runner_;
 };
+
+// The module's one factory (the registry's row for it).
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::agent_replay

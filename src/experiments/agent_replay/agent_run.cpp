@@ -91,6 +91,108 @@ Usage usage_of_calls(const Parameters& p, const std::vector<json>& call_entries)
   return u;
 }
 
+// What the ledger keeps of one call entry (data), and its wall-clock side (timing).
+json call_data(const json& e, const json& r, const std::string& cls) {
+  return {{"turn", e["turn"]},
+          {"try", e["try"]},
+          {"effort", e["effort"]},
+          {"max_completion_tokens", e["max_completion_tokens"]},
+          {"tools_reordered", e["tools_reordered"]},
+          {"request_sha256", e["request_sha256"]},
+          {"http_status", r["http_status"]},
+          {"error_class", cls},
+          {"model", r["model"]},
+          {"system_fingerprint", r["system_fingerprint"]},
+          {"finish_reason", r["finish_reason"]},
+          {"usage_reported", r["usage_reported"]},
+          {"prompt_tokens", r["prompt_tokens"]},
+          {"cached_tokens", r["cached_tokens"]},
+          {"completion_tokens", r["completion_tokens"]},
+          {"reasoning_present", r["reasoning_present"]},
+          {"reasoning_tokens", r["reasoning_tokens"]},
+          {"reasoning_sha256", r["reasoning_sha256"]},
+          {"reasoning_bytes", e["reasoning_bytes"]},
+          {"tool_call_count", r["tool_call_count"]},
+          {"attempts", r["attempts"]},
+          {"overload_retries", r["overload_retries"]}};
+}
+
+json call_timing(const json& e, const json& r) {
+  return {{"turn", e["turn"]},
+          {"try", e["try"]},
+          {"started_utc", r["started_utc"]},
+          {"finished_utc", r["finished_utc"]},
+          {"ttft_ms", r["ttft_ms"]},
+          {"latency_ms", r["latency_ms"]},
+          {"wall_ms", r["wall_ms"]},
+          {"waited_ms", r["waited_ms"]},
+          {"response_id", r["response_id"]},
+          {"request_ids", r["request_ids"]},
+          {"platform_headers", r["platform_headers"]}};
+}
+
+// The calls of one attempt, tallied for the unit's record.
+struct CallSummary {
+  json calls = json::array();
+  json call_timing = json::array();
+  std::map<std::string, int> error_classes;
+  std::map<std::string, int> finish_reasons;
+  json api_errors = json::array();
+  json effort_by_turn = json::array();
+  json reasoning_bytes_by_turn = json::array();
+  int transport_retries = 0, overload_retries = 0;
+  bool simulated = false;
+  std::int64_t later_prompt = 0, later_cached = 0;  // of turns after the first
+};
+
+CallSummary summarize_calls(const std::vector<json>& call_entries) {
+  CallSummary sum;
+  for (const auto& e : call_entries) {
+    const json& r = e.at("record");
+    sum.simulated = sum.simulated || r.value("simulated", false);
+    const std::string cls = r.value("error_class", "none");
+    const bool ok = cls == "none";
+    sum.overload_retries += r.value("overload_retries", 0);
+    if (e.value("try", 0) > 0) ++sum.transport_retries;
+    if (!ok) {
+      ++sum.error_classes[cls];
+      sum.api_errors.push_back({{"turn", e["turn"]},
+                                {"try", e["try"]},
+                                {"http_status", r["http_status"]},
+                                {"error_class", cls},
+                                {"message", r.value("error_message", "")}});
+    } else {
+      ++sum.finish_reasons[r.value("finish_reason", "")];
+      sum.effort_by_turn.push_back(e["effort"]);
+      sum.reasoning_bytes_by_turn.push_back(e["reasoning_bytes"]);
+      if (e["turn"].get<int>() > 1) {
+        sum.later_prompt += r.value("prompt_tokens", std::int64_t{0});
+        sum.later_cached += r.value("cached_tokens", std::int64_t{0});
+      }
+    }
+    sum.calls.push_back(call_data(e, r, cls));
+    sum.call_timing.push_back(call_timing(e, r));
+  }
+  return sum;
+}
+
+// Tool dispatches of the run: how many, how many executed, how many injected as duplicates.
+struct DispatchCounts {
+  std::size_t dispatches = 0, executed = 0, injected = 0;
+};
+
+DispatchCounts count_dispatches(const RunState& s) {
+  DispatchCounts n;
+  for (const auto& [id, list] : s.dispatches) {
+    for (const auto& d : list) {
+      ++n.dispatches;
+      n.executed += d.value("executed", false) ? 1 : 0;
+      n.injected += d.value("injected_duplicate", false) ? 1 : 0;
+    }
+  }
+  return n;
+}
+
 class UnitRun {
  public:
   UnitRun(const AgentRunSetup& setup, const Unit& unit, std::filesystem::path record_path)
@@ -329,74 +431,7 @@ class UnitRun {
     }
     const Usage u = usage_of_calls(p_, s.calls);
     const Usage ua = usage_of_calls(p_, abandoned_calls);
-
-    json calls = json::array();
-    json call_timing = json::array();
-    std::map<std::string, int> error_classes;
-    std::map<std::string, int> finish_reasons;
-    json api_errors = json::array();
-    json effort_by_turn = json::array();
-    json reasoning_bytes_by_turn = json::array();
-    int transport_retries = 0, overload_retries = 0;
-    bool simulated = false;
-    std::int64_t later_prompt = 0, later_cached = 0;
-    for (const auto& e : s.calls) {
-      const json& r = e.at("record");
-      simulated = simulated || r.value("simulated", false);
-      const std::string cls = r.value("error_class", "none");
-      const bool ok = cls == "none";
-      overload_retries += r.value("overload_retries", 0);
-      if (e.value("try", 0) > 0) ++transport_retries;
-      if (!ok) {
-        ++error_classes[cls];
-        api_errors.push_back({{"turn", e["turn"]},
-                              {"try", e["try"]},
-                              {"http_status", r["http_status"]},
-                              {"error_class", cls},
-                              {"message", r.value("error_message", "")}});
-      } else {
-        ++finish_reasons[r.value("finish_reason", "")];
-        effort_by_turn.push_back(e["effort"]);
-        reasoning_bytes_by_turn.push_back(e["reasoning_bytes"]);
-        if (e["turn"].get<int>() > 1) {
-          later_prompt += r.value("prompt_tokens", std::int64_t{0});
-          later_cached += r.value("cached_tokens", std::int64_t{0});
-        }
-      }
-      calls.push_back({{"turn", e["turn"]},
-                       {"try", e["try"]},
-                       {"effort", e["effort"]},
-                       {"max_completion_tokens", e["max_completion_tokens"]},
-                       {"tools_reordered", e["tools_reordered"]},
-                       {"request_sha256", e["request_sha256"]},
-                       {"http_status", r["http_status"]},
-                       {"error_class", cls},
-                       {"model", r["model"]},
-                       {"system_fingerprint", r["system_fingerprint"]},
-                       {"finish_reason", r["finish_reason"]},
-                       {"usage_reported", r["usage_reported"]},
-                       {"prompt_tokens", r["prompt_tokens"]},
-                       {"cached_tokens", r["cached_tokens"]},
-                       {"completion_tokens", r["completion_tokens"]},
-                       {"reasoning_present", r["reasoning_present"]},
-                       {"reasoning_tokens", r["reasoning_tokens"]},
-                       {"reasoning_sha256", r["reasoning_sha256"]},
-                       {"reasoning_bytes", e["reasoning_bytes"]},
-                       {"tool_call_count", r["tool_call_count"]},
-                       {"attempts", r["attempts"]},
-                       {"overload_retries", r["overload_retries"]}});
-      call_timing.push_back({{"turn", e["turn"]},
-                             {"try", e["try"]},
-                             {"started_utc", r["started_utc"]},
-                             {"finished_utc", r["finished_utc"]},
-                             {"ttft_ms", r["ttft_ms"]},
-                             {"latency_ms", r["latency_ms"]},
-                             {"wall_ms", r["wall_ms"]},
-                             {"waited_ms", r["waited_ms"]},
-                             {"response_id", r["response_id"]},
-                             {"request_ids", r["request_ids"]},
-                             {"platform_headers", r["platform_headers"]}});
-    }
+    CallSummary sum = summarize_calls(s.calls);
 
     // The history as it was (or would next be) sent: the measure of unmatched tool calls.
     json final_history = json::array();
@@ -404,14 +439,7 @@ class UnitRun {
       final_history.push_back(s.messages[i].value("role", "") == "assistant" ? faults_.replayed(s.messages[i])
                                                                              : s.messages[i]);
     }
-    std::size_t dispatches = 0, executed = 0, injected = 0;
-    for (const auto& [id, list] : s.dispatches) {
-      for (const auto& d : list) {
-        ++dispatches;
-        executed += d.value("executed", false) ? 1 : 0;
-        injected += d.value("injected_duplicate", false) ? 1 : 0;
-      }
-    }
+    const DispatchCounts dispatched = count_dispatches(s);
     std::size_t tool_calls = 0;
     json every_message = json::array();
     for (const auto& m : s.messages) {
@@ -424,7 +452,7 @@ class UnitRun {
     const validate::TaskVerdict verdict = validate::validate_agent_task(task_.id, world_, final_answer);
     const bool success = stop_ == Stop::answered && verdict.passed;
 
-    data["simulated"] = simulated;
+    data["simulated"] = sum.simulated;
     data["stop"] = to_string(stop_);
     data["success"] = success;
     data["verdict"] = validate::task_verdict_json(verdict);
@@ -433,33 +461,37 @@ class UnitRun {
     data["fault"] = {{"applied", fault_turn_.has_value()},
                      {"turn", fault_turn_ ? json(*fault_turn_) : json()},
                      {"omitted_results", s.omitted_any ? 1 : 0},
-                     {"injected_duplicate_dispatches", injected}};
+                     {"injected_duplicate_dispatches", dispatched.injected}};
     data["metrics"] = {
         {"duplicate_mutations", world_.duplicate_mutations()},
-        {"mutations_executed", executed},
-        {"tool_dispatches", dispatches},
+        {"mutations_executed", dispatched.executed},
+        {"tool_dispatches", dispatched.dispatches},
         {"unexpected_tool_names", count_unexpected_tool_names(every_message, declared_tools())},
         {"unmatched_tool_calls", count_unmatched_tool_calls(final_history)},
-        {"transport_retries", transport_retries},
-        {"overload_retries", overload_retries},
+        {"transport_retries", sum.transport_retries},
+        {"overload_retries", sum.overload_retries},
         {"resumes_from_record", s.resumes},
-        {"error_classes", error_classes},
-        {"finish_reasons", finish_reasons},
+        {"error_classes", sum.error_classes},
+        {"finish_reasons", sum.finish_reasons},
         {"prompt_tokens", u.prompt},
         {"cached_tokens", u.cached},
         {"completion_tokens", u.completion},
         {"cached_token_ratio", u.prompt > 0 ? json(static_cast<double>(u.cached) / static_cast<double>(u.prompt)) : json()},
-        {"prompt_tokens_after_turn_1", later_prompt},
-        {"cached_tokens_after_turn_1", later_cached},
+        {"prompt_tokens_after_turn_1", sum.later_prompt},
+        {"cached_tokens_after_turn_1", sum.later_cached},
         {"cost_usd", u.cost},
         {"abandoned_attempt_cost_usd", ua.cost},
     };
-    data["effort_by_turn"] = effort_by_turn;
-    data["reasoning_bytes_by_turn"] = reasoning_bytes_by_turn;
-    data["api_errors"] = api_errors;
-    data["calls"] = calls;
-    timing["calls"] = call_timing;
+    data["effort_by_turn"] = sum.effort_by_turn;
+    data["reasoning_bytes_by_turn"] = sum.reasoning_bytes_by_turn;
+    data["api_errors"] = sum.api_errors;
+    data["calls"] = sum.calls;
+    timing["calls"] = sum.call_timing;
+    return terminal_outcome(std::move(data), std::move(timing), sum.api_errors);
+  }
 
+  // The unit's terminal kind follows from why the run stopped.
+  UnitOutcome terminal_outcome(json data, json timing, const json& api_errors) const {
     switch (stop_) {
       case Stop::answered:
       case Stop::turn_limit:

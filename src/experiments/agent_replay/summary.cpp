@@ -17,13 +17,6 @@ using report::Cell;
 
 Cell optional_cell(const std::optional<double>& v, int digits = 4) { return v ? Cell(*v, digits) : Cell(); }
 
-std::string join(const std::set<std::string>& values, const std::string& none) {
-  if (values.empty()) return none;
-  std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ", ") + v;
-  return out;
-}
-
 std::string percent(double fraction) { return report::format_fixed(fraction * 100.0, 1) + "%"; }
 
 std::string confidence_text(const Parameters& p) { return report::format_significant(p.confidence * 100.0, 3) + "%"; }
@@ -216,10 +209,10 @@ void add_window(const RunDigest& d, report::Page& page) {
   table.id = "api-window";
   table.title = "The API window these results belong to";
   table.columns = {"field", "observed"};
-  table.rows.push_back({"endpoint", join(d.endpoints, "(no call)")});
-  table.rows.push_back({"response model field", join(d.response_models, "(none)")});
-  table.rows.push_back({"system_fingerprint", join(d.system_fingerprints, "(none sent)")});
-  table.rows.push_back({"platform version headers", join(d.platform_versions, "(none sent)")});
+  table.rows.push_back({"endpoint", api::join_names(d.endpoints, "(no call)")});
+  table.rows.push_back({"response model field", api::join_names(d.response_models, "(none)")});
+  table.rows.push_back({"system_fingerprint", api::join_names(d.system_fingerprints, "(none sent)")});
+  table.rows.push_back({"platform version headers", api::join_names(d.platform_versions, "(none sent)")});
   table.rows.push_back({"first call (UTC)", d.first_call_utc.empty() ? std::string("(none)") : d.first_call_utc});
   table.rows.push_back({"last call (UTC)", d.last_call_utc.empty() ? std::string("(none)") : d.last_call_utc});
   table.caption = "Results are reported per API window. Without a platform version identifier the deployed "
@@ -242,19 +235,6 @@ void add_assumptions(const RunDigest& d, report::Page& page) {
   page.add_table(std::move(table));
 }
 
-std::string endpoint_phrase(const RunDigest& d) {
-  if (d.endpoints.count("embedded-mock") > 0) {
-    return "The simulated endpoint (k3lab's embedded mock server with a scripted agent; not evidence about Kimi K3)";
-  }
-  if (d.simulated_runs > 0) {
-    return "The simulated endpoint at " + join(d.endpoints, "?") + " (k3lab's mock server; not evidence about Kimi K3)";
-  }
-  if (d.endpoints.size() == 1 && *d.endpoints.begin() == std::string(api::kDefaultBaseUrl)) {
-    return "The Kimi K3 API (" + std::string(api::kDefaultBaseUrl) + ")";
-  }
-  return "The endpoint " + join(d.endpoints, "(no call)");
-}
-
 void add_boundary(const Parameters& p, const RunDigest& d, report::Page& page) {
   const std::string window = d.first_call_utc.empty() ? std::string("(no call made)")
                                                       : d.first_call_utc + " to " + d.last_call_utc;
@@ -266,8 +246,9 @@ void add_boundary(const Parameters& p, const RunDigest& d, report::Page& page) {
             "): the seed invalidates the whole test window rather than dropping an arm. Rerun the complete matrix "
             "in a new window; nothing below supports a conclusion.\n\n";
   }
-  text += "What this run can say, filled in from the data: " + endpoint_phrase(d) + ", in test window " + window +
-          " (responses named " + join(d.response_models, "nothing") + "), with model " + p.model +
+  const std::string who = api::endpoint_phrase(d.endpoints, d.simulated_runs, " with a scripted agent");
+  text += "What this run can say, filled in from the data: " + who + ", in test window " + window +
+          " (responses named " + api::join_names(d.response_models, "nothing") + "), with model " + p.model +
           ", reasoning_effort " + p.reasoning_effort + " and max_completion_tokens " +
           std::to_string(p.max_completion_tokens) + ", on these " + std::to_string(p.task_count) + " fixtures";
   if (control && control->results > 0) {

@@ -2,21 +2,12 @@
 
 #include <stdexcept>
 
-#include "k3lab/models/layer_schedule.hpp"
+#include "k3lab/experiments/training/dense_model.hpp"
 
 namespace k3lab::experiments::attn_res {
 
 models::ModelConfig arm_model_config(const Parameters& p, const std::string& arm) {
-  const auto& m = p.model;
-  models::ModelConfig c;
-  c.vocab_size = m.vocab_size;
-  c.hidden_size = m.d_model;
-  c.schedule = models::uniform_schedule(models::MixerKind::Attention, m.n_layers);
-  c.attention.num_heads = m.n_heads;
-  c.attention.head_dim = m.head_dim;
-  c.ffn.kind = models::FfnKind::SwiGlu;
-  c.ffn.intermediate_size = m.ffn_hidden;
-  c.tie_embeddings = true;
+  auto c = training::dense_model_config(p.model);
   c.residual.block_size = p.attnres_block_layers;  // recorded in every arm; read by block_attn_res only
   if (arm == "ordinary-residual") {
     c.residual.mode = models::ResidualMode::Standard;

@@ -1,55 +1,34 @@
 #pragma once
-// The parameters block of experiments/attn-res.json: declared schema and typed view.
+// The parameters block of experiments/attn-res.json: the parts every proxy experiment shares
+// (training/parameters.hpp) and this module's own fields.
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/schema.hpp"
+#include "k3lab/experiments/training/parameters.hpp"
 
 namespace k3lab::experiments::attn_res {
 
-struct Model {
-  std::int64_t vocab_size = 0;
-  std::int64_t d_model = 0;
-  int n_layers = 0;  // decoder layers (attention + MLP each), K3's unit for AttnRes block size
-  int n_heads = 0;
-  std::int64_t head_dim = 0;
-  std::int64_t ffn_hidden = 0;
-};
+// n_layers: decoder layers (attention + MLP each), K3's unit for AttnRes block size.
+using Model = training::DenseModel;
 
-struct Decision {
-  double min_relative_improvement = 0;  // of mean paired validation loss vs ordinary residuals
-  double confidence = 0;
-  int bootstrap_resamples = 0;
-  std::uint64_t bootstrap_seed = 0;
+// The decision rule's numbers; its bootstrap settings are the shared part.
+struct Decision : training::Bootstrap {
+  double min_relative_improvement = 0;   // of mean paired validation loss vs ordinary residuals
   double max_memory_regression = 0;      // relative, peak stored residual memory
   double max_throughput_regression = 0;  // relative, training tokens per second
 };
 
-struct Parameters {
-  std::vector<std::uint64_t> seeds;
+struct Parameters : training::Seeds, training::DataSource, training::TokenSchedule, training::OptimizerBlock {
   Model model;
   int attnres_block_layers = 0;
-  std::string dataset;
-  std::string tokenizer;
-  std::uint64_t data_order_seed = 0;
-  std::int64_t token_budget = 0;
-  std::int64_t batch_tokens = 0;
-  std::int64_t sequence_length = 0;
-  std::int64_t eval_interval_tokens = 0;
-  std::int64_t validation_tokens = 0;
-  nlohmann::json optimizer;  // validated by the schema; consumed by the trainer as is
   Decision decision;
-
-  // Approximate trainable parameters of the ordinary-residual model (tied embedding, no norms).
-  double approximate_parameters() const;
 };
 
-const core::Schema& parameter_schema();
-
-// Validates (schema, then cross-field rules) and converts; throws std::invalid_argument naming fields.
-Parameters parse_parameters(const nlohmann::json& parameters);
+// The schema, the rules across fields and the typed parse (std::invalid_argument naming every bad field).
+const training::ParameterSet<Parameters>& parameter_set();
+inline const core::Schema& parameter_schema() { return parameter_set().schema(); }
+inline Parameters parse_parameters(const nlohmann::json& parameters) { return parameter_set().parse(parameters); }
 
 }  // namespace k3lab::experiments::attn_res

@@ -13,19 +13,7 @@ namespace k3lab::experiments::attn_res {
 
 train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
                                     const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
-  train::TrainerConfig c;
-  c.model = arm_model_config(p, arm);
-  c.init_seed = seed;  // the same seed in every arm: parameters the arms share start equal (models/init.hpp)
-  c.order_seed = p.data_order_seed;
-  c.token_budget = p.token_budget;
-  c.batch_tokens = p.batch_tokens;
-  c.sequence_length = p.sequence_length;
-  c.eval_interval_tokens = p.eval_interval_tokens;
-  c.validation_tokens = p.validation_tokens;
-  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
-  c.checkpoint_dir = checkpoint_dir;
-  apply_execution_options(c, options);
-  return c;
+  return training::arm_trainer_config(p, p, p, arm_model_config(p, arm), seed, options, checkpoint_dir);
 }
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
@@ -33,7 +21,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   const auto arm = unit.spec.at("arm").get<std::string>();
   const auto seed = unit.spec.at("seed").get<std::uint64_t>();
   auto config = trainer_config(p, arm, seed, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
-  config.distributed = env.distributed;
+  config.distributed = train::as_distributed(env.distributed);
   const auto breakdown = models::parameter_breakdown(config.model);
   // The trainer keeps parameters and activations in float32 (models are built in the default dtype).
   const auto memory = stored_residual_memory(config.model, static_cast<std::int64_t>(sizeof(float)),
@@ -48,23 +36,13 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                          {"trainer_config", config.to_json()}};
 
   train::Dataset dataset;
-  try {
-    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
-  } catch (const std::exception& e) {
-    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
+    return *failure;
   }
-  data["dataset"] = dataset.provenance;
   const DepthProbe probe(p, dataset, config.resolved_micro_batch_rows());
 
-  train::TrainerHooks hooks;
+  auto hooks = training::unit_hooks(unit, env);
   hooks.evaluate = [&](train::EvalContext& context) { return probe.evaluate(context.model, context.device); };
-  hooks.on_evaluation = [&](const nlohmann::json& record) {
-    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
-  };
-  hooks.progress = [&](double fraction) {
-    if (env.progress) env.progress(fraction);
-  };
-  hooks.stop_requested = env.stop_requested;
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
@@ -72,7 +50,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
     throw std::logic_error("attn-res: the built model has " + std::to_string(result.parameters) +
                            " parameters but the closed-form count says " + std::to_string(breakdown.total()));
   }
-  const torch::Device device = env.distributed ? env.distributed->device() : train::resolve_device(config.device);
+  const torch::Device device = training::unit_device(env, config);
   data["peak_memory_source"] = train::peak_memory_source(device);
   const nlohmann::json timing = {{"training", result.timing_json()}};
   return training_outcome(result, "attn-res", unit, std::move(data), timing);

@@ -8,7 +8,7 @@
 
 #include "attn_res/parameters.hpp"
 #include "k3lab/experiments/experiment.hpp"
-#include "k3lab/experiments/training_unit.hpp"
+#include "k3lab/experiments/training/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 
 namespace k3lab::experiments::attn_res {

@@ -3,19 +3,16 @@
 namespace k3lab::experiments::attn_res {
 
 std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
-  if (record.value("kind", "") != "result") return std::nullopt;
-  const auto& data = record.value("data", nlohmann::json::object());
-  if (!data.contains("training") || !data.contains("stored_residual_memory")) return std::nullopt;
-  const auto& evaluations = data.at("training").at("evaluations");
-  if (evaluations.empty()) return std::nullopt;
   UnitMetrics m;
-  m.arm = data.at("arm").get<std::string>();
-  m.seed = data.at("seed").get<std::uint64_t>();
-  m.parameters = data.at("parameters").get<std::int64_t>();
-  m.attnres_parameters = data.at("attnres_parameters").get<std::int64_t>();
-  m.stored_residual_sources = data.at("stored_residual_memory").at("sources").get<std::int64_t>();
-  m.stored_residual_bytes = data.at("stored_residual_memory").at("bytes").get<double>();
-  m.loss_spikes = static_cast<std::int64_t>(data.at("training").at("loss_spikes").size());
+  const auto* data = training::result_data(record, {"training", "stored_residual_memory"}, m);
+  if (!data) return std::nullopt;
+  const auto& evaluations = data->at("training").at("evaluations");
+  if (evaluations.empty()) return std::nullopt;
+  m.parameters = data->at("parameters").get<std::int64_t>();
+  m.attnres_parameters = data->at("attnres_parameters").get<std::int64_t>();
+  m.stored_residual_sources = data->at("stored_residual_memory").at("sources").get<std::int64_t>();
+  m.stored_residual_bytes = data->at("stored_residual_memory").at("bytes").get<double>();
+  m.loss_spikes = static_cast<std::int64_t>(data->at("training").at("loss_spikes").size());
   for (const auto& e : evaluations) {
     const auto tokens = e.at("tokens").get<std::int64_t>();
     m.validation_curve.emplace_back(tokens, e.at("validation_loss").get<double>());

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/experiments/training/arm_runs.hpp"
+
 namespace k3lab::experiments::attn_res {
 
 struct CheckpointDepth {
@@ -18,9 +20,7 @@ struct CheckpointDepth {
   double collapse_fraction = 0;
 };
 
-struct UnitMetrics {
-  std::string arm;
-  std::uint64_t seed = 0;
+struct UnitMetrics : training::RunIdentity {
   std::int64_t parameters = 0;
   std::int64_t attnres_parameters = 0;
   std::vector<std::pair<std::int64_t, double>> validation_curve;  // (tokens, loss)

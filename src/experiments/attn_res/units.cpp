@@ -1,7 +1,9 @@
 #include "attn_res/units.hpp"
 
-#include <set>
-#include <stdexcept>
+#include "attn_res/page.hpp"
+#include "attn_res/run_unit.hpp"
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/experiments/training/proxy_experiment.hpp"
 
 namespace k3lab::experiments::attn_res {
 
@@ -10,36 +12,56 @@ const std::vector<std::string>& arm_ids() {
   return ids;
 }
 
-void require_arms(const std::vector<core::Arm>& arms) {
-  std::set<std::string> found;
-  for (const auto& arm : arms) found.insert(arm.id);
-  if (found != std::set<std::string>(arm_ids().begin(), arm_ids().end()) || arms.size() != arm_ids().size()) {
-    std::string got;
-    for (const auto& arm : arms) got += (got.empty() ? "" : ", ") + arm.id;
-    throw std::invalid_argument("attn-res: arms must be exactly {ordinary-residual, full-attnres, block-attnres}; "
-                                "found {" + got + "}");
-  }
-}
-
-std::string unit_id(const std::string& arm, std::uint64_t seed) {
-  return "arm=" + arm + "/seed=" + std::to_string(seed);
-}
-
 std::vector<Unit> enumerate_units(const Parameters& p) {
-  std::vector<Unit> units;
-  for (std::size_t i = 0; i < p.seeds.size(); ++i) {
-    for (const auto& arm : arm_ids()) {
-      nlohmann::json spec = {{"arm", arm},
-                             {"seed", p.seeds[i]},
-                             {"seed_index", i + 1},
-                             {"n_layers", p.model.n_layers},
-                             {"token_budget", p.token_budget},
-                             {"checkpoints", p.token_budget / p.eval_interval_tokens}};
-      if (arm == "block-attnres") spec["block_layers"] = p.attnres_block_layers;
-      units.push_back({unit_id(arm, p.seeds[i]), std::move(spec)});
-    }
-  }
-  return units;
+  return training::arm_by_seed_units(arm_ids(), p.seeds, [&p](const std::string& arm) {
+    nlohmann::json spec = {{"n_layers", p.model.n_layers},
+                           {"token_budget", p.token_budget},
+                           {"checkpoints", p.token_budget / p.eval_interval_tokens}};
+    if (arm == "block-attnres") spec["block_layers"] = p.attnres_block_layers;
+    return spec;
+  });
+}
+
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
+  const int complete_blocks = p.model.n_layers / p.attnres_block_layers;
+  const int partial_layers = p.model.n_layers % p.attnres_block_layers;
+  const int blocks = complete_blocks + (partial_layers > 0 ? 1 : 0);
+  nlohmann::json d;
+  d["runs"] = training::runs_by_arm_and_seed(units);
+  d["depth"] = {{"decoder_layers", p.model.n_layers},
+                {"block_layers", p.attnres_block_layers},
+                {"complete_blocks", complete_blocks},
+                {"partial_block_layers", partial_layers},
+                // Sources one aggregation can attend to (AttnRes counts attention and MLP as separate layers):
+                // Full: the embedding and every sublayer output; Block: the embedding and every block.
+                {"most_depth_sources_full_attnres", 2 * p.model.n_layers + 1},
+                {"most_depth_sources_block_attnres", blocks + 1}};
+  d["per_run"] = {{"token_budget", p.token_budget},
+                  {"optimizer_steps", p.token_budget / p.batch_tokens},
+                  {"checkpoints", p.token_budget / p.eval_interval_tokens}};
+  d["decision"] = {{"primary", "paired per-seed validation loss at the token budget"},
+                   {"min_relative_improvement", p.decision.min_relative_improvement},
+                   {"confidence", p.decision.confidence},
+                   {"bootstrap_resamples", p.decision.bootstrap_resamples},
+                   {"max_memory_regression", p.decision.max_memory_regression},
+                   {"max_throughput_regression", p.decision.max_throughput_regression}};
+  d["training_tokens_total"] = static_cast<double>(units.size()) * static_cast<double>(p.token_budget);
+  d["estimate"] = training::per_run_estimate(
+      {.parameters_key = "approximate_parameters",
+       .parameters = training::approximate_parameters(p.model),
+       .tokens_per_run = static_cast<double>(p.token_budget),
+       .not_counted = "attention scores, AttnRes aggregation and evaluation are not counted, so this is a lower bound on time",
+       .counted = "6 x parameters x tokens for the ordinary-residual shape (tied embedding)"},
+      units.size());
+  return d;
+}
+
+std::unique_ptr<Experiment> make_experiment() {
+  return training::make_proxy_experiment<Parameters>(
+      {.id = "attn-res", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+       .plan = plan_details, .run = run_training_unit, .results = add_results,
+       .records = {.caption = "Seeds are paired across the three arms; a crash or OOM is a recorded arm failure, never "
+                              "a silently shrunk batch."}});
 }
 
 }  // namespace k3lab::experiments::attn_res

@@ -1,13 +1,15 @@
 #pragma once
-// The frozen run ledger of attn-res: every (arm, seed) training run, five seeds paired across arms.
-//
-// Unit ids: arm=<arm>/seed=<seed value>. Order: seed by seed, the three arms inside each seed, so a
-// stopped run leaves complete pairs.
+// attn-res (seed experiment four): ordinary residuals vs Full AttnRes vs Block AttnRes (12-layer
+// blocks), five paired seeds. The design: its arms, the frozen run ledger (training/design.hpp: seed
+// by seed, the three arms inside each seed, so a stopped run leaves complete pairs), what `k3lab plan`
+// shows, and the module's one factory. Running: run_unit.hpp; page: page.hpp.
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attn_res/parameters.hpp"
-#include "k3lab/core/protocol.hpp"
 #include "k3lab/experiments/experiment.hpp"
 
 namespace k3lab::experiments::attn_res {
@@ -15,11 +17,11 @@ namespace k3lab::experiments::attn_res {
 // ordinary-residual, full-attnres, block-attnres.
 const std::vector<std::string>& arm_ids();
 
-// Throws std::invalid_argument unless the protocol's arms are exactly these three.
-void require_arms(const std::vector<core::Arm>& arms);
-
-std::string unit_id(const std::string& arm, std::uint64_t seed);
-
 std::vector<Unit> enumerate_units(const Parameters& p);
+
+// Runs by axis, blocks, tokens, the decision rule's numbers and a labelled GPU-hour estimate.
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units);
+
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::attn_res

@@ -113,38 +113,9 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
   data["prefix_id"] = cell.prefix_id;
   data["fixture"] = fixture_summary(cell.fixture);
   data["budget"] = cell.budget.to_json();
-  const std::string request_sha = core::sha256_hex(cell.request.dump());
 
   if (scored && stratum == kWarm) {
-    const std::string prime = spec.at("primed_by").get<std::string>();
-    const auto known = outcomes_.find(prime);
-    if (known != outcomes_.end() && known->second != "result") {
-      return with_timing(UnitOutcome::invalid("priming-failed",
-                                              "its priming call " + prime + " ended as " + known->second +
-                                                  ", so no primed prefix exists; this warm cell was not sent",
-                                              data),
-                         timing);
-    }
-    if (last_call_unit_ != prime || last_call_sha256_ != request_sha) {
-      const std::string why = known == outcomes_.end()
-                                  ? "its priming unit has not run (a --unit or --shard subset)"
-                                  : "its priming call did not run directly before it in this process (resume)";
-      auto primed = call(cell.request);
-      last_call_unit_ = prime;
-      auto split = split_call_record(primed.record, setup_.endpoint);
-      const auto& r = primed.record;
-      data["reprime"] = {{"reason", why},
-                         {"call", split.data},
-                         {"cost_usd", call_cost_usd(p.pricing, r.prompt_tokens, r.cached_tokens, r.completion_tokens)}};
-      timing["reprime_call"] = split.timing;
-      if (!primed.ok()) {
-        return with_timing(UnitOutcome::invalid("priming-failed",
-                                                "the repeated priming call failed after " + attempts_phrase(r) + ": " +
-                                                    std::string(api::to_string(r.error_class)) + ": " + r.error_message,
-                                                data),
-                           timing);
-      }
-    }
+    if (auto unprimed = ensure_primed(spec, cell, data, timing)) return std::move(*unprimed);
   }
 
   const auto result = call(cell.request);
@@ -173,7 +144,48 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
     return UnitOutcome::result(data, timing);
   }
   data["verdict"] = verdict;
+  return scored_outcome(stratum, length, r, window_text, std::move(data), std::move(timing));
+}
 
+std::optional<UnitOutcome> CellRunner::ensure_primed(const nlohmann::json& spec, const CellPrompt& cell,
+                                                     nlohmann::json& data, nlohmann::json& timing) {
+  const std::string request_sha = core::sha256_hex(cell.request.dump());
+  const std::string prime = spec.at("primed_by").get<std::string>();
+  const auto known = outcomes_.find(prime);
+  if (known != outcomes_.end() && known->second != "result") {
+    return with_timing(UnitOutcome::invalid("priming-failed",
+                                            "its priming call " + prime + " ended as " + known->second +
+                                                ", so no primed prefix exists; this warm cell was not sent",
+                                            data),
+                       timing);
+  }
+  if (last_call_unit_ == prime && last_call_sha256_ == request_sha) return std::nullopt;
+  const std::string why = known == outcomes_.end()
+                              ? "its priming unit has not run (a --unit or --shard subset)"
+                              : "its priming call did not run directly before it in this process (resume)";
+  auto primed = call(cell.request);
+  last_call_unit_ = prime;
+  auto split = split_call_record(primed.record, setup_.endpoint);
+  const auto& r = primed.record;
+  data["reprime"] = {{"reason", why},
+                     {"call", split.data},
+                     {"cost_usd", call_cost_usd(setup_.parameters.pricing, r.prompt_tokens, r.cached_tokens,
+                                                r.completion_tokens)}};
+  timing["reprime_call"] = split.timing;
+  if (!primed.ok()) {
+    return with_timing(UnitOutcome::invalid("priming-failed",
+                                            "the repeated priming call failed after " + attempts_phrase(r) + ": " +
+                                                std::string(api::to_string(r.error_class)) + ": " + r.error_message,
+                                            data),
+                       timing);
+  }
+  return std::nullopt;
+}
+
+UnitOutcome CellRunner::scored_outcome(const std::string& stratum, std::int64_t length, const api::CallRecord& r,
+                                       const std::string& window_text, nlohmann::json data,
+                                       nlohmann::json timing) const {
+  const auto& p = setup_.parameters;
   if (!r.usage_reported) {
     return with_timing(UnitOutcome::invalid("usage-missing", "the response reported no usage, so the cache "
                                                              "condition of the " + stratum + " stratum cannot be checked",
@@ -204,7 +216,7 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
                                             data),
                        timing);
   }
-  // Only the end matters here: the call started inside the window (checked above), and its
+  // Only the end matters here: the call started inside the window (checked before sending), and its
   // millisecond timestamp may read earlier than a window start taken within the same millisecond.
   if (!r.finished_utc.empty() && api::parse_utc(r.finished_utc) >= setup_.window.end()) {
     return with_timing(UnitOutcome::invalid("window-expired", window_text + "; this call finished after it", data),

@@ -40,6 +40,8 @@
 
 namespace k3lab::experiments::context_probe {
 
+struct CellPrompt;
+
 struct CellRunnerSetup {
   Parameters parameters;
   std::shared_ptr<const api::ChatClient> client;
@@ -71,6 +73,14 @@ class CellRunner {
 
  private:
   UnitOutcome run_unit(const Unit& unit);
+  // A warm cell must follow its own priming call: sends the priming request again when it did not;
+  // returns the cell's outcome when the cell cannot be sent.
+  std::optional<UnitOutcome> ensure_primed(const nlohmann::json& spec, const CellPrompt& cell, nlohmann::json& data,
+                                           nlohmann::json& timing);
+  // The outcome of a scored cell whose call succeeded: its stratum's cache condition, the observed
+  // budget and the window's end.
+  UnitOutcome scored_outcome(const std::string& stratum, std::int64_t length, const api::CallRecord& r,
+                             const std::string& window_text, nlohmann::json data, nlohmann::json timing) const;
   api::ChatResult call(const nlohmann::json& request);
 
   CellRunnerSetup setup_;

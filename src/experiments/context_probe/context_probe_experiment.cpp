@@ -1,19 +1,18 @@
 #include "context_probe/context_probe_experiment.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <stdexcept>
 
 #include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/plan.hpp"
 #include "context_probe/prompt_tokens.hpp"
-#include "context_probe/reader_model.hpp"
+#include "k3lab/mock/reader_model.hpp"
 #include "context_probe/summary.hpp"
 #include "context_probe/units.hpp"
 #include "context_probe/window_rule.hpp"
+#include "context_probe/cell_prompt.hpp"
 #include "k3lab/core/ledger.hpp"
-#include "k3lab/experiments/context_probe.hpp"
+#include "k3lab/validate/describe_fixture.hpp"
 
 namespace k3lab::experiments {
 namespace context_probe {
@@ -54,13 +53,10 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
   if (setup.endpoint.embedded()) {
     api::MockServerOptions options;
     options.models = {setup.parameters.model};
-    options.model = context_reader_model(hooks_.embedded_reader);
+    options.model = mock::context_reader_model(hooks_.embedded_reader);
     options.faults = hooks_.embedded_faults;
-    embedded_ = std::make_unique<api::MockServer>(std::move(options));
-    embedded_->start(0);
+    embedded_ = api::start_embedded_mock(std::move(options), "context-probe");
     config.base_url = embedded_->base_url();
-    spdlog::info("context-probe: no API key and no base URL; embedded mock server at {} ({})",
-                 config.base_url, api::kSimulatedLabel);
   } else {
     config.base_url = setup.endpoint.base_url;
   }
@@ -87,6 +83,21 @@ WindowVerdict ContextProbeExperiment::check_window(const core::Protocol&, const 
   return check_invalid_window(parse_parameters(parameters), terminal_records);
 }
 
+std::optional<nlohmann::json> ContextProbeExperiment::describe_fixture(const nlohmann::json& parameters,
+                                                                       const nlohmann::json& spec,
+                                                                       bool include_prompt) const {
+  const Parameters p = parse_parameters(parameters);
+  const auto counter = make_prompt_token_counter(configured_vocabulary(p, nlohmann::json::object()));
+  const auto cell = build_cell_prompt(p, spec, "", counter.estimator);
+  auto out = validate::describe_fixture(cell.fixture, {include_prompt});
+  out["cell"] = {{"family", spec.at("family")},
+                 {"fixture", spec.at("fixture")},
+                 {"length", spec.at("length")},
+                 {"budget", cell.budget.to_json()},
+                 {"token_counter", counter.to_json()}};
+  return out;
+}
+
 std::vector<std::string> ContextProbeExperiment::run_labels(const nlohmann::json& options) const {
   return api::endpoint_labels(api::choose_endpoint(options, "context-probe"));
 }
@@ -96,10 +107,8 @@ void ContextProbeExperiment::summarise(const core::Protocol& protocol, const Run
   summarise_run(protocol, records, page);
 }
 
-}  // namespace context_probe
+std::unique_ptr<Experiment> make_experiment() { return std::make_unique<ContextProbeExperiment>(); }
 
-std::unique_ptr<Experiment> make_context_probe_experiment() {
-  return std::make_unique<context_probe::ContextProbeExperiment>();
-}
+}  // namespace context_probe
 
 }  // namespace k3lab::experiments

@@ -33,6 +33,9 @@ class ContextProbeExperiment : public Experiment {
                               const std::vector<Unit>& units) const override;
   bool has_runner() const override { return true; }
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
+  // spec: {family, fixture, length, prefix_id}, as in a unit's spec.
+  std::optional<nlohmann::json> describe_fixture(const nlohmann::json& parameters, const nlohmann::json& spec,
+                                                 bool include_prompt) const override;
   WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
                              const std::vector<nlohmann::json>& terminal_records) const override;
   // "simulated endpoint: not evidence about Kimi K3" for the embedded mock (see endpoint_choice.hpp).
@@ -47,5 +50,8 @@ class ContextProbeExperiment : public Experiment {
   std::unique_ptr<api::MockServer> embedded_;  // lives as long as the run (this object)
   std::unique_ptr<CellRunner> cells_;
 };
+
+// The module's one factory (the registry's row for it).
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::context_probe

@@ -34,13 +34,6 @@ report::Cell mean_or_blank(const std::vector<double>& values) {
   return report::Cell(report::mean(values), 6);
 }
 
-std::string join(const std::set<std::string>& values, const std::string& none) {
-  if (values.empty()) return none;
-  std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ", ") + v;
-  return out;
-}
-
 std::string confidence_text(const Parameters& p) { return report::format_significant(p.decision_confidence * 100.0, 3) + "%"; }
 
 // The terminal records against the plan, by stratum and role.
@@ -177,7 +170,7 @@ void add_call_totals(const RunDigest& d, report::Page& page) {
 void add_provenance(const RunDigest& d, report::Page& page) {
   std::string headers;
   for (const auto& [name, values] : d.platform_headers) {
-    headers += (headers.empty() ? "" : "; ") + name + " = " + join(values, "");
+    headers += (headers.empty() ? "" : "; ") + name + " = " + api::join_names(values, "");
   }
   report::Table table;
   table.id = "provenance";
@@ -187,9 +180,9 @@ void add_provenance(const RunDigest& d, report::Page& page) {
                                                                  : d.window_start_utc + " to " + d.window_end_utc},
                 {"first call started / last call finished (UTC)",
                  d.first_call_utc.empty() ? std::string("(no call)") : d.first_call_utc + " / " + d.last_call_utc},
-                {"endpoint", join(d.endpoints, "(no call)")},
-                {"response model field", join(d.response_models, "(none reported)")},
-                {"system_fingerprint", join(d.system_fingerprints, "(none reported)")},
+                {"endpoint", api::join_names(d.endpoints, "(no call)")},
+                {"response model field", api::join_names(d.response_models, "(none reported)")},
+                {"system_fingerprint", api::join_names(d.system_fingerprints, "(none reported)")},
                 {"platform version headers", headers.empty() ? std::string("(none reported)") : headers},
                 {"calls with a request id", std::to_string(d.calls_with_request_id) + " of " + std::to_string(d.calls)},
                 {"calls answered by k3lab's mock server", std::to_string(d.simulated_calls) + " of " + std::to_string(d.calls)},
@@ -234,28 +227,14 @@ void add_invalid_reasons(const RunDigest& d, report::Page& page) {
   page.add_table(std::move(table));
 }
 
-// How the boundary sentence names what was measured; a simulated endpoint is never called Kimi K3.
-std::string endpoint_phrase(const RunDigest& d) {
-  if (d.endpoints.count("embedded-mock") > 0) {
-    return "The simulated endpoint (k3lab's embedded mock server; not evidence about Kimi K3)";
-  }
-  if (d.simulated_calls > 0) {
-    return "The simulated endpoint at " + join(d.endpoints, "?") + " (k3lab's mock server; not evidence about Kimi K3)";
-  }
-  if (d.endpoints.size() == 1 && *d.endpoints.begin() == std::string(api::kDefaultBaseUrl)) {
-    return "The Kimi K3 API (" + std::string(api::kDefaultBaseUrl) + ")";
-  }
-  return "The endpoint " + join(d.endpoints, "(no call)");
-}
-
 void add_boundary(const Parameters& p, const RunDigest& d, const std::vector<StratumDecision>& decisions,
                   report::Page& page) {
   const std::string window = d.window_start_utc.empty() ? std::string("(no unit ran)")
                                                         : d.window_start_utc + " to " + d.window_end_utc;
-  const std::string settings = "model " + p.model + " (responses named " + join(d.response_models, "nothing") +
+  const std::string settings = "model " + p.model + " (responses named " + api::join_names(d.response_models, "nothing") +
                                "), reasoning_effort " + p.reasoning_effort + ", max_completion_tokens " +
                                with_commas(p.max_completion_tokens);
-  const std::string who = endpoint_phrase(d);
+  const std::string who = api::endpoint_phrase(d.endpoints, d.simulated_calls, "");
   std::string text = "## Interpretation boundary\n\nWhat this run can say (one sentence per family and stratum, "
                      "filled in from the data):\n\n";
   for (const auto& s : decisions) {
@@ -315,7 +294,7 @@ void add_boundary(const Parameters& p, const RunDigest& d, const std::vector<Str
     text += "- That the result holds for a later backend: no backend revision was reported (no platform version "
             "header, no system_fingerprint), so the test window is an uncontrolled source of drift.\n";
   } else {
-    text += "- That the result holds for a later backend: identifiers reported were " + join(backend, "none") +
+    text += "- That the result holds for a later backend: identifiers reported were " + api::join_names(backend, "none") +
             (d.platform_headers.empty() ? std::string() : " plus platform headers (see provenance)") +
             "; a different deployment may differ.\n";
   }

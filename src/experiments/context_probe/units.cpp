@@ -13,16 +13,22 @@ std::string cell_path(const std::string& family, std::size_t fixture, std::int64
   return "family=" + family + "/fixture=" + std::to_string(fixture) + "/length=" + std::to_string(length);
 }
 
+// The spec of one call of a cell in `stratum` (its arm), as a scored cell or its priming call.
 nlohmann::json cell_spec(const Parameters& p, const std::string& family, std::size_t fixture, std::int64_t length,
-                         int rep) {
-  return {{"family", family},
-          {"fixture", fixture},
-          {"fixture_seed", p.fixture_seeds[fixture - 1]},
-          {"length", length},
-          {"rep", rep},
-          {"max_completion_tokens", p.max_completion_tokens},
-          {"max_prompt_tokens", p.max_prompt_tokens(length)},
-          {"haystack_tokens", p.haystack_tokens(length)}};
+                         int rep, const std::string& stratum, const char* role) {
+  nlohmann::json spec = {{"family", family},
+                         {"fixture", fixture},
+                         {"fixture_seed", p.fixture_seeds[fixture - 1]},
+                         {"length", length},
+                         {"rep", rep},
+                         {"max_completion_tokens", p.max_completion_tokens},
+                         {"max_prompt_tokens", p.max_prompt_tokens(length)},
+                         {"haystack_tokens", p.haystack_tokens(length)}};
+  spec["arm"] = stratum;
+  spec["stratum"] = stratum;
+  spec["role"] = role;
+  spec["prefix_id"] = prefix_id(family, fixture, length, rep, stratum);
+  return spec;
 }
 
 }  // namespace
@@ -77,28 +83,16 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
       const std::string prime_id = priming_unit_id(b.family, b.fixture, b.length, rep);
       const std::string warm_id = scored_unit_id(b.family, b.fixture, b.length, kWarm, rep);
 
-      auto cold = cell_spec(p, b.family, b.fixture, b.length, rep);
-      cold["arm"] = kCold;
-      cold["stratum"] = kCold;
-      cold["role"] = "scored";
-      cold["prefix_id"] = prefix_id(b.family, b.fixture, b.length, rep, kCold);
+      auto cold = cell_spec(p, b.family, b.fixture, b.length, rep, kCold, "scored");
       cold["cache_buster"] = true;
       cold["accept_when"] = "usage.cached_tokens == 0";
       units.push_back({scored_unit_id(b.family, b.fixture, b.length, kCold, rep), std::move(cold)});
 
-      auto prime = cell_spec(p, b.family, b.fixture, b.length, rep);
-      prime["arm"] = kWarm;
-      prime["stratum"] = kWarm;
-      prime["role"] = "prime";
-      prime["prefix_id"] = prefix_id(b.family, b.fixture, b.length, rep, kWarm);
+      auto prime = cell_spec(p, b.family, b.fixture, b.length, rep, kWarm, "prime");
       prime["primes"] = warm_id;
       units.push_back({prime_id, std::move(prime)});
 
-      auto warm = cell_spec(p, b.family, b.fixture, b.length, rep);
-      warm["arm"] = kWarm;
-      warm["stratum"] = kWarm;
-      warm["role"] = "scored";
-      warm["prefix_id"] = prefix_id(b.family, b.fixture, b.length, rep, kWarm);
+      auto warm = cell_spec(p, b.family, b.fixture, b.length, rep, kWarm, "scored");
       warm["primed_by"] = prime_id;
       warm["accept_when"] = "usage.cached_tokens > 0";
       units.push_back({warm_id, std::move(warm)});

@@ -12,19 +12,8 @@ namespace k3lab::experiments::hybrid_attention {
 
 train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
                                     const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
-  train::TrainerConfig c;
-  c.model = arm_model_config(p, arm);
-  c.init_seed = seed;  // the same seed in every arm: parameters the arms share start equal (models/init.hpp)
-  c.order_seed = p.data_order_seed;
-  c.token_budget = p.token_budget;
-  c.batch_tokens = p.batch_tokens;
-  c.sequence_length = p.sequence_length;
-  c.eval_interval_tokens = p.eval_interval_tokens;
-  c.validation_tokens = p.validation_tokens;
-  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
+  auto c = training::arm_trainer_config(p, p, p, arm_model_config(p, arm), seed, options, checkpoint_dir);
   c.safety_timeout_seconds = p.safety_timeout_hours * 3600.0;
-  c.checkpoint_dir = checkpoint_dir;
-  apply_execution_options(c, options);
   return c;
 }
 
@@ -42,7 +31,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
     // The seed's invalid-run rule: a model outside the parameter tolerance is invalid before training.
     return UnitOutcome::invalid("parameter-count", e.what(), data);
   }
-  config.distributed = env.distributed;
+  config.distributed = train::as_distributed(env.distributed);
   const auto count = models::count_parameters(config.model);
   data["parameters"] = count;
   data["parameter_error"] = static_cast<double>(count - p.target_parameters) / static_cast<double>(p.target_parameters);
@@ -51,23 +40,13 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   data["trainer_config"] = config.to_json();
 
   train::Dataset dataset;
-  try {
-    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
-  } catch (const std::exception& e) {
-    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
+    return *failure;
   }
-  data["dataset"] = dataset.provenance;
   const LongContextProbes probes(p, dataset);
 
-  train::TrainerHooks hooks;
+  auto hooks = training::unit_hooks(unit, env);
   hooks.evaluate = [&](train::EvalContext& context) { return probes.evaluate(context.model, context.device); };
-  hooks.on_evaluation = [&](const nlohmann::json& record) {
-    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
-  };
-  hooks.progress = [&](double fraction) {
-    if (env.progress) env.progress(fraction);
-  };
-  hooks.stop_requested = env.stop_requested;
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
@@ -82,7 +61,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
 
   // Data parallel: rank 0 alone measures the trained model (alone on its device) and is recorded.
   if (env.distributed && !env.distributed->is_root()) return UnitOutcome::result(data, timing);
-  const torch::Device device = env.distributed ? env.distributed->device() : train::resolve_device(config.device);
+  const torch::Device device = training::unit_device(env, config);
   result.model->eval();
   auto final_probes = probes.final_probes(result.model, device);
   data["final"] = final_probes.data;

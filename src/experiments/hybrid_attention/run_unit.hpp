@@ -7,7 +7,7 @@
 
 #include "hybrid_attention/parameters.hpp"
 #include "k3lab/experiments/experiment.hpp"
-#include "k3lab/experiments/training_unit.hpp"
+#include "k3lab/experiments/training/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 
 namespace k3lab::experiments::hybrid_attention {

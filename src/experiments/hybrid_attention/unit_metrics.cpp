@@ -12,15 +12,12 @@ double UnitMetrics::inference_memory_at(std::int64_t length) const {
 }
 
 std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
-  if (record.value("kind", "") != "result") return std::nullopt;
-  const auto& data = record.value("data", nlohmann::json::object());
-  if (!data.contains("training") || !data.contains("final")) return std::nullopt;
   UnitMetrics m;
-  m.arm = data.at("arm").get<std::string>();
-  m.seed = data.at("seed").get<std::uint64_t>();
-  m.parameters = data.at("parameters").get<std::int64_t>();
-  m.training_window = data.at("trainer_config").at("sequence_length").get<std::int64_t>();
-  const auto& training = data.at("training");
+  const auto* data = training::result_data(record, {"training", "final"}, m);
+  if (!data) return std::nullopt;
+  m.parameters = data->at("parameters").get<std::int64_t>();
+  m.training_window = data->at("trainer_config").at("sequence_length").get<std::int64_t>();
+  const auto& training = data->at("training");
   m.loss_spikes = static_cast<std::int64_t>(training.at("loss_spikes").size());
   const auto& evaluations = training.at("evaluations");
   if (evaluations.empty()) return std::nullopt;
@@ -48,13 +45,13 @@ std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
     }
     if (at_window && at_longest && *at_window > 0) m.state_norm_ratio = *at_longest / *at_window;
   }
-  for (const auto& i : data.at("final").at("inference_memory")) {
+  for (const auto& i : data->at("final").at("inference_memory")) {
     const auto length = i.at("length").get<std::int64_t>();
     m.state_bytes[length] = i.at("state_bytes").get<std::int64_t>();
     if (!i.at("peak_bytes").is_null()) m.peak_inference_bytes[length] = i.at("peak_bytes").get<std::int64_t>();
   }
-  m.decode_logit_drift = data.at("final").at("decode_drift").at("max_abs_logit_difference").get<double>();
-  m.decode_state_drift = data.at("final").at("decode_drift").at("relative_state_difference").get<double>();
+  m.decode_logit_drift = data->at("final").at("decode_drift").at("max_abs_logit_difference").get<double>();
+  m.decode_state_drift = data->at("final").at("decode_drift").at("relative_state_difference").get<double>();
   const auto& timing = record.value("timing", nlohmann::json::object());
   if (timing.contains("training")) {
     const auto& t = timing.at("training");

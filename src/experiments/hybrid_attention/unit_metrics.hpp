@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/experiments/training/arm_runs.hpp"
+
 namespace k3lab::experiments::hybrid_attention {
 
-struct UnitMetrics {
-  std::string arm;
-  std::uint64_t seed = 0;
+struct UnitMetrics : training::RunIdentity {
   std::int64_t parameters = 0;
   std::int64_t training_window = 0;
   std::int64_t longest_length = 0;

@@ -1,24 +1,18 @@
 #include "hybrid_attention/units.hpp"
 
-#include <set>
+#include <cmath>
 #include <stdexcept>
+
+#include "hybrid_attention/page.hpp"
+#include "hybrid_attention/run_unit.hpp"
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/experiments/training/proxy_experiment.hpp"
 
 namespace k3lab::experiments::hybrid_attention {
 
 const std::vector<std::string>& arm_ids() {
   static const std::vector<std::string> ids = {"full-attention", "all-kda", "hybrid-3kda-1mla"};
   return ids;
-}
-
-void require_arms(const std::vector<core::Arm>& arms) {
-  std::set<std::string> found;
-  for (const auto& arm : arms) found.insert(arm.id);
-  if (found != std::set<std::string>(arm_ids().begin(), arm_ids().end()) || arms.size() != arm_ids().size()) {
-    std::string got;
-    for (const auto& arm : arms) got += (got.empty() ? "" : ", ") + arm.id;
-    throw std::invalid_argument("hybrid-attention: arms must be exactly {full-attention, all-kda, hybrid-3kda-1mla} "
-                                "(the seed's three memory strategies); found {" + got + "}");
-  }
 }
 
 std::vector<std::string> layer_schedule(const std::string& arm, int n_layers) {
@@ -32,25 +26,44 @@ std::vector<std::string> layer_schedule(const std::string& arm, int n_layers) {
   return mixers;
 }
 
-std::string unit_id(const std::string& arm, std::uint64_t seed) {
-  return "arm=" + arm + "/seed=" + std::to_string(seed);
+std::vector<Unit> enumerate_units(const Parameters& p) {
+  return training::arm_by_seed_units(arm_ids(), p.seeds, [&p](const std::string& arm) {
+    return nlohmann::json{{"layer_schedule", layer_schedule(arm, p.model.n_layers)},
+                          {"token_budget", p.token_budget},
+                          {"evaluations", p.token_budget / p.eval_interval_tokens},
+                          {"safety_timeout_hours", p.safety_timeout_hours}};
+  });
 }
 
-std::vector<Unit> enumerate_units(const Parameters& p) {
-  std::vector<Unit> units;
-  for (std::size_t i = 0; i < p.seeds.size(); ++i) {
-    for (const auto& arm : arm_ids()) {
-      units.push_back({unit_id(arm, p.seeds[i]),
-                       {{"arm", arm},
-                        {"seed", p.seeds[i]},
-                        {"seed_index", i + 1},
-                        {"layer_schedule", layer_schedule(arm, p.model.n_layers)},
-                        {"token_budget", p.token_budget},
-                        {"evaluations", p.token_budget / p.eval_interval_tokens},
-                        {"safety_timeout_hours", p.safety_timeout_hours}}});
-    }
-  }
-  return units;
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
+  const double target = static_cast<double>(p.target_parameters);
+  nlohmann::json d;
+  d["runs"] = training::runs_by_arm_and_seed(units);
+  d["per_run"] = {{"token_budget", p.token_budget},
+                  {"optimizer_steps", p.token_budget / p.batch_tokens},
+                  {"evaluations", p.token_budget / p.eval_interval_tokens},
+                  {"eval_interval_tokens", p.eval_interval_tokens},
+                  {"safety_timeout_hours", p.safety_timeout_hours}};
+  d["parameters"] = {{"target", p.target_parameters},
+                     {"tolerance", p.parameter_tolerance},
+                     {"allowed_range",
+                      {std::llround(target * (1 - p.parameter_tolerance)), std::llround(target * (1 + p.parameter_tolerance))}}};
+  d["training_tokens_total"] = static_cast<double>(units.size()) * static_cast<double>(p.token_budget);
+  d["estimate"] = training::per_run_estimate({.parameters = target,
+                                              .tokens_per_run = static_cast<double>(p.token_budget),
+                                              .not_counted = "attention-score, evaluation and probe FLOPs are not counted, "
+                                                             "so this is a lower bound on time, not a budget"},
+                                             units.size());
+  return d;
+}
+
+std::unique_ptr<Experiment> make_experiment() {
+  return training::make_proxy_experiment<Parameters>(
+      {.id = "hybrid-attention", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+       .plan = plan_details, .run = run_training_unit, .results = add_results,
+       .records = {.caption = "Complete every valid run before reading aggregate results; a run past the safety "
+                              "timeout is incomplete, never a comparison."},
+       .records_intro = true});
 }
 
 }  // namespace k3lab::experiments::hybrid_attention

@@ -1,6 +1,5 @@
 #include "memory_pool/memory_pool_experiment.hpp"
 
-#include "k3lab/experiments/memory_pool.hpp"
 #include "k3lab/sim/parameters.hpp"
 #include "memory_pool/plan.hpp"
 #include "memory_pool/summary.hpp"
@@ -32,8 +31,8 @@ void MemoryPoolExperiment::summarise(const core::Protocol& protocol, const RunRe
   summarise_run(protocol, records, page);
 }
 
-}  // namespace memory_pool
+std::unique_ptr<Experiment> make_experiment() { return std::make_unique<MemoryPoolExperiment>(); }
 
-std::unique_ptr<Experiment> make_memory_pool_experiment() { return std::make_unique<memory_pool::MemoryPoolExperiment>(); }
+}  // namespace memory_pool
 
 }  // namespace k3lab::experiments

@@ -1,4 +1,6 @@
 #pragma once
+#include <memory>
+
 #include "k3lab/experiments/experiment.hpp"
 #include "memory_pool/run_unit.hpp"
 
@@ -19,5 +21,8 @@ class MemoryPoolExperiment : public Experiment {
  private:
   UnitRunner runner_;
 };
+
+// The module's one factory (the registry's row for it).
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::memory_pool

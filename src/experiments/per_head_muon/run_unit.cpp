@@ -76,6 +76,7 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
                          {"per_head_projections", p.muon.at("per_head_projections")}};
   }
   c.optimizer.extra["heads"] = p.model.n_heads;
+  c.optimizer_factory = arm_optimizer_factory(arm);
   c.checkpoint_dir = checkpoint_dir;
   apply_execution_options(c, options);
   return c;
@@ -112,7 +113,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                            {"weight_decay", configuration.weight_decay}};
 
   auto config = trainer_config(p, arm, configuration, seed, budget, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
-  config.distributed = env.distributed;
+  config.distributed = train::as_distributed(env.distributed);
   data["parameters"] = models::count_parameters(config.model);
   data["trainer_config"] = config.to_json();
   data["end_task_quality"] = {
@@ -128,9 +129,9 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   }
   data["dataset"] = dataset.provenance;
 
-  auto probe = std::make_shared<OptimizerProbe>();
+  auto probe = std::make_shared<train::OptimizerProbe>();
   probe->interval_steps = p.eval_interval_tokens / p.batch_tokens;
-  register_muon_optimizers(probe);
+  config.optimizer_factory = arm_optimizer_factory(arm, probe);
 
   train::TrainerHooks hooks;
   hooks.evaluate = [&](train::EvalContext& context) {

@@ -3,17 +3,14 @@
 namespace k3lab::experiments::per_head_muon {
 
 std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
-  if (record.value("kind", "") != "result") return std::nullopt;
-  const auto& data = record.value("data", nlohmann::json::object());
-  if (!data.contains("training") || !data.contains("configuration")) return std::nullopt;
   UnitMetrics m;
-  m.arm = data.at("arm").get<std::string>();
-  m.phase = data.at("phase").get<std::string>();
-  m.seed = data.at("seed").get<std::uint64_t>();
-  m.config = data.at("configuration").at("config").get<int>();
-  m.learning_rate = data.at("configuration").at("learning_rate").get<double>();
-  m.weight_decay = data.at("configuration").at("weight_decay").get<double>();
-  const auto& training = data.at("training");
+  const auto* data = training::result_data(record, {"training", "configuration"}, m);
+  if (!data) return std::nullopt;
+  m.phase = data->at("phase").get<std::string>();
+  m.config = data->at("configuration").at("config").get<int>();
+  m.learning_rate = data->at("configuration").at("learning_rate").get<double>();
+  m.weight_decay = data->at("configuration").at("weight_decay").get<double>();
+  const auto& training = data->at("training");
   if (training.contains("losses") && !training.at("losses").empty()) {
     m.final_training_loss = training.at("losses").back().get<double>();
   }

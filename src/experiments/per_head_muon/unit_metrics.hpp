@@ -7,11 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/experiments/training/arm_runs.hpp"
+
 namespace k3lab::experiments::per_head_muon {
 
-struct UnitMetrics {
-  std::string arm, phase;
-  std::uint64_t seed = 0;
+struct UnitMetrics : training::RunIdentity {
+  std::string phase;
   int config = 0;
   double learning_rate = 0, weight_decay = 0;
   std::vector<std::pair<std::int64_t, double>> validation_curve;  // (tokens, loss)

@@ -1,23 +1,17 @@
 #include "per_head_muon/units.hpp"
 
-#include <set>
-#include <stdexcept>
+#include <map>
+
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/experiments/training/proxy_experiment.hpp"
+#include "per_head_muon/page.hpp"
+#include "per_head_muon/run_unit.hpp"
 
 namespace k3lab::experiments::per_head_muon {
 
 const std::vector<std::string>& arm_ids() {
   static const std::vector<std::string> ids = {"adamw", "muon", "per-head-muon"};
   return ids;
-}
-
-void require_arms(const std::vector<core::Arm>& arms) {
-  std::set<std::string> found;
-  for (const auto& arm : arms) found.insert(arm.id);
-  if (found != std::set<std::string>(arm_ids().begin(), arm_ids().end()) || arms.size() != arm_ids().size()) {
-    std::string got;
-    for (const auto& arm : arms) got += (got.empty() ? "" : ", ") + arm.id;
-    throw std::invalid_argument("per-head-muon: arms must be exactly {adamw, muon, per-head-muon}; found {" + got + "}");
-  }
 }
 
 std::string pilot_unit_id(const std::string& arm, int configuration, std::uint64_t seed) {
@@ -46,24 +40,85 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
       }
     }
   }
-  for (std::size_t i = 0; i < p.confirmatory_seeds.size(); ++i) {
-    for (const auto& arm : arm_ids()) {
-      nlohmann::json candidates = nlohmann::json::array();
-      for (auto seed : p.pilot_seeds) {
-        for (const auto& c : grid) candidates.push_back(pilot_unit_id(arm, c.id, seed));
-      }
-      units.push_back({confirmatory_unit_id(arm, p.confirmatory_seeds[i]),
-                       {{"phase", "confirmatory"},
-                        {"arm", arm},
-                        {"config", kSelectedConfiguration},
-                        {"selection_rule", kSelectionRule},
-                        {"selected_from", std::move(candidates)},
-                        {"seed", p.confirmatory_seeds[i]},
-                        {"seed_index", i + 1},
-                        {"token_budget", p.token_budget}}});
+  const auto confirmatory = training::arm_by_seed_units(
+      arm_ids(), p.confirmatory_seeds,
+      [&](const std::string& arm) {
+        nlohmann::json candidates = nlohmann::json::array();
+        for (auto seed : p.pilot_seeds) {
+          for (const auto& c : grid) candidates.push_back(pilot_unit_id(arm, c.id, seed));
+        }
+        return nlohmann::json{{"phase", "confirmatory"},
+                              {"config", kSelectedConfiguration},
+                              {"selection_rule", kSelectionRule},
+                              {"selected_from", std::move(candidates)},
+                              {"token_budget", p.token_budget}};
+      },
+      confirmatory_unit_id);
+  units.insert(units.end(), confirmatory.begin(), confirmatory.end());
+  return units;
+}
+
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
+  std::map<std::string, std::size_t> pilot_by_arm, pilot_by_config, pilot_by_seed, confirm_by_arm, confirm_by_seed;
+  std::size_t pilot = 0, confirm = 0;
+  double tokens = 0;
+  for (const auto& u : units) {
+    const auto& s = u.spec;
+    const std::string arm = s.at("arm").get<std::string>();
+    const std::string seed = std::to_string(s.at("seed").get<std::uint64_t>());
+    tokens += s.at("token_budget").get<double>();
+    if (s.at("phase") == "pilot") {
+      ++pilot;
+      ++pilot_by_arm[arm];
+      ++pilot_by_config[std::to_string(s.at("config").get<int>())];
+      ++pilot_by_seed[seed];
+    } else {
+      ++confirm;
+      ++confirm_by_arm[arm];
+      ++confirm_by_seed[seed];
     }
   }
-  return units;
+  nlohmann::json grid = nlohmann::json::array();
+  for (const auto& c : p.configurations()) {
+    grid.push_back({{"config", c.id}, {"learning_rate", c.learning_rate}, {"weight_decay", c.weight_decay}});
+  }
+  const double parameters = training::approximate_parameters(p.model);
+  const auto total = training::gpu_hours(parameters, tokens);
+  nlohmann::json d;
+  d["runs"] = {{"total", units.size()},
+               {"pilot", {{"total", pilot}, {"by_arm", pilot_by_arm}, {"by_config", pilot_by_config},
+                          {"by_seed", pilot_by_seed}}},
+               {"confirmatory", {{"total", confirm}, {"by_arm", confirm_by_arm}, {"by_seed", confirm_by_seed},
+                                 {"config", "selected per arm after the pilot"}}}};
+  d["search_grid"] = grid;
+  d["selection_rule"] = kSelectionRule;
+  d["per_run"] = {{"pilot_token_budget", p.pilot_token_budget},
+                  {"confirmatory_token_budget", p.token_budget},
+                  {"checkpoints_per_confirmatory_run", p.token_budget / p.eval_interval_tokens}};
+  d["training_tokens_total"] = tokens;
+  d["estimate"] = {{"approximate_parameters", parameters},
+                   {"flops_total", total.flops},
+                   {"gpu_hours_total", total.gpu_hours},
+                   {"basis", training::estimate_basis("6 x parameters x tokens",
+                                                      "Newton-Schulz iterations, attention scores and evaluation are "
+                                                      "not counted, so this is a lower bound on time")}};
+  return d;
+}
+
+std::unique_ptr<Experiment> make_experiment() {
+  training::RecordsByGroupTable records{
+      "terminal-records-by-phase-and-arm", "Terminal records by phase and arm", "phase / arm",
+      "Confirmatory runs use each arm's configuration selected by mean pilot validation loss; no optimizer is retuned "
+      "after confirmatory results are opened.",
+      [](const nlohmann::json& spec) {
+        if (!spec.is_object() || !spec.contains("arm")) return std::string("(record without spec)");
+        return spec.value("phase", "?") + " / " + spec.at("arm").get<std::string>();
+      }};
+  return training::make_proxy_experiment<Parameters>(
+      {.id = "per-head-muon", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+       .plan = plan_details, .run = run_training_unit, .results = add_results, .records = std::move(records),
+       // A confirmatory unit that found its arm's pilots unfinished: every later one would end alike.
+       .stop_on_invalid = {kPilotsUnfinished}});
 }
 
 }  // namespace k3lab::experiments::per_head_muon

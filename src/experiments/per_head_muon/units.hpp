@@ -1,15 +1,20 @@
 #pragma once
-// The frozen run ledger of per-head-muon: the pilot search, then the confirmatory runs.
+// per-head-muon (seed experiment seven): AdamW vs standard Muon vs Per-Head Muon, an equal
+// eight-configuration search over two pilot seeds, then five fresh confirmatory seeds per optimizer.
+// The design: its arms, the frozen run ledger, what `k3lab plan` shows, and the module's one factory.
+// Running: run_unit.hpp (optimizers: muon_optimizer.hpp, selection: selection.hpp); page: page.hpp.
 //
 // Unit ids: phase=pilot/arm=<arm>/config=<c>/seed=<s>       (c = 1..grid size, learning-rate major)
 //           phase=confirm/arm=<arm>/config=selected/seed=<s>
 // A confirmatory unit's configuration is a placeholder resolved at run time: the arm's configuration
 // with the lowest mean pilot validation loss. Order: every pilot run (seed, configuration, arm) before
 // any confirmatory run (seed, arm), because the confirmatory runs depend on the frozen selection.
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "k3lab/core/protocol.hpp"
+#include <nlohmann/json.hpp>
+
 #include "k3lab/experiments/experiment.hpp"
 #include "per_head_muon/parameters.hpp"
 
@@ -24,12 +29,14 @@ inline constexpr const char* kSelectionRule =
 // adamw, muon, per-head-muon.
 const std::vector<std::string>& arm_ids();
 
-// Throws std::invalid_argument unless the protocol's arms are exactly these three.
-void require_arms(const std::vector<core::Arm>& arms);
-
 std::string pilot_unit_id(const std::string& arm, int configuration, std::uint64_t seed);
 std::string confirmatory_unit_id(const std::string& arm, std::uint64_t seed);
 
 std::vector<Unit> enumerate_units(const Parameters& p);
+
+// Runs by phase and axis, the search grid, the selection rule, tokens and a labelled GPU-hour estimate.
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units);
+
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::per_head_muon

@@ -1,70 +1,96 @@
 #include "router_balance/moe_block.hpp"
 
+#include <string>
+
+#include <torch/torch.h>
+
+#include "router_balance/routing_metrics.hpp"
+
 namespace k3lab::experiments::router_balance {
+namespace {
 
-SwiGluExpertImpl::SwiGluExpertImpl(std::int64_t hidden_size, std::int64_t expert_hidden) {
-  gate_proj = register_module("gate_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden_size, expert_hidden).bias(false)));
-  up_proj = register_module("up_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden_size, expert_hidden).bias(false)));
-  down_proj = register_module("down_proj", torch::nn::Linear(torch::nn::LinearOptions(expert_hidden, hidden_size).bias(false)));
+std::vector<double> to_doubles(const torch::Tensor& t) {
+  const auto c = t.to(torch::kCPU, torch::kFloat64).contiguous();
+  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
 }
 
-torch::Tensor SwiGluExpertImpl::forward(const torch::Tensor& x) {
-  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
-}
+}  // namespace
 
-torch::Tensor within_capacity(const torch::Tensor& experts, int n_experts, std::int64_t capacity) {
-  const auto flat = experts.reshape({-1});                                          // (m k)
-  const auto one_hot = torch::zeros({flat.size(0), n_experts}, torch::dtype(torch::kInt64).device(flat.device()))
-                           .scatter_(1, flat.unsqueeze(1), 1);                      // (m k, n)
-  const auto position = (one_hot.cumsum(0) * one_hot).sum(1);                       // (m k), 1-based
-  return (position <= capacity).reshape(experts.sizes());                           // (m, k)
-}
-
-MoeBlockImpl::MoeBlockImpl(const MoeOptions& options) : options_(options) {
-  router = register_module("router", torch::nn::Linear(torch::nn::LinearOptions(options.hidden_size, options.n_experts).bias(false)));
-  experts = register_module("experts", torch::nn::ModuleList());
-  for (int j = 0; j < options.n_experts; ++j) experts->push_back(SwiGluExpert(options.hidden_size, options.expert_hidden));
-  correction_bias = register_buffer("correction_bias", torch::zeros({options.n_experts}));
-}
-
-MoeOutput MoeBlockImpl::forward(const torch::Tensor& x) {
-  const auto d = x.size(-1);
-  const auto tokens = x.reshape({-1, d});                        // (m, D)
-  const auto scores = torch::sigmoid(router(tokens).to(torch::kFloat32));  // (m, n)
-  const auto sel = select_experts(scores, correction_bias, options_.top_k);
-  const auto kept = within_capacity(sel.experts, options_.n_experts, options_.capacity);  // (m, k)
-  const auto weights = (sel.weights * kept.to(sel.weights.dtype())).to(x.dtype());        // (m, k)
-
-  auto out = torch::zeros_like(tokens);  // (m, D)
-  for (int j = 0; j < options_.n_experts; ++j) {
-    const auto hit = (sel.experts == j) & kept;                  // (m, k)
-    const auto rows = hit.any(1).nonzero().squeeze(1);           // (t)
-    if (rows.numel() == 0) continue;
-    const auto w = (weights * hit.to(weights.dtype())).sum(1).index_select(0, rows);  // (t)
-    const auto y = experts[j]->as<SwiGluExpertImpl>()->forward(tokens.index_select(0, rows));  // (t, D)
-    out = out.index_add(0, rows, y * w.unsqueeze(1));
+std::vector<BlockMeasurement> measure_blocks(const std::vector<models::RoutingStats>& routing) {
+  std::vector<BlockMeasurement> blocks;
+  for (const auto& r : routing) {
+    BlockMeasurement b;
+    b.loads = to_doubles(r.loads);
+    b.dropped = r.dropped;
+    b.cv = load_cv(b.loads);
+    b.max_to_mean = max_to_mean(b.loads);
+    b.dropped_rate = dropped_rate(r.dropped, r.assignments);
+    blocks.push_back(std::move(b));
   }
-
-  MoeOutput result;
-  result.output = out.reshape(x.sizes());
-  if (options_.control == Control::AuxLoss) {
-    result.aux_loss = aux_balance_loss(scores, sel.experts, options_.top_k, options_.aux_coefficient);
-  }
-  result.stats.scores = scores.detach();
-  result.stats.cutoff = sel.cutoff.detach();
-  result.stats.loads = expert_loads(sel.experts, options_.n_experts);
-  result.stats.assignments = sel.experts.numel();
-  result.stats.dropped = result.stats.assignments - kept.sum().item<std::int64_t>();
-  return result;
+  return blocks;
 }
 
-void MoeBlockImpl::update_bias(const RoutingStats& stats, double fixed_step) {
-  torch::NoGradGuard no_grad;
-  if (options_.control == Control::FixedStepBias) {
-    correction_bias.copy_(fixed_step_update(correction_bias.cpu(), stats.loads, fixed_step));
-  } else if (options_.control == Control::QuantileBalancing) {
-    correction_bias.copy_(quantile_balancing_update(stats.scores, stats.cutoff, options_.top_k));
+nlohmann::json logged_measurements(const std::vector<BlockMeasurement>& blocks) {
+  nlohmann::json layers = nlohmann::json::array();
+  double cv = 0, max_mean = 0, dropped = 0;
+  for (const auto& b : blocks) {
+    cv += b.cv;
+    max_mean += b.max_to_mean;
+    dropped += b.dropped_rate;
+    layers.push_back({{"cv", b.cv}, {"max_to_mean", b.max_to_mean}, {"dropped_rate", b.dropped_rate}});
   }
+  const double n = static_cast<double>(blocks.size());
+  return {{"expert_load_cv", cv / n}, {"max_to_mean_load", max_mean / n}, {"dropped_token_rate", dropped / n},
+          {"layers", layers}};
+}
+
+nlohmann::json run_routing_metrics(const nlohmann::json& logged) {
+  // Summed per record first, then over records, as the records' own means are.
+  double cv_sum = 0, max_mean_sum = 0, dropped_sum = 0;
+  std::int64_t blocks = 0;
+  for (const auto& record : logged) {
+    double cv = 0, max_mean = 0, dropped = 0;
+    for (const auto& layer : record.at("layers")) {
+      cv += layer.at("cv").get<double>();
+      max_mean += layer.at("max_to_mean").get<double>();
+      dropped += layer.at("dropped_rate").get<double>();
+    }
+    cv_sum += cv;
+    max_mean_sum += max_mean;
+    dropped_sum += dropped;
+    blocks += static_cast<std::int64_t>(record.at("layers").size());
+  }
+  const auto n = static_cast<double>(blocks);
+  return {{"expert_load_cv", cv_sum / n}, {"max_to_mean_load", max_mean_sum / n}, {"dropped_token_rate", dropped_sum / n}};
+}
+
+RoutingLog::RoutingLog(std::filesystem::path path) : path_(std::move(path)) {}
+
+void RoutingLog::open_at(std::int64_t step) {
+  if (path_.empty()) return;
+  std::filesystem::create_directories(path_.parent_path());
+  std::string kept;
+  if (step > 0 && std::filesystem::exists(path_)) {
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (record.is_object() && record.value("update", step) < step) kept += line + '\n';
+    }
+  }
+  out_.close();
+  out_.open(path_, std::ios::trunc);
+  out_ << kept << std::flush;
+}
+
+void RoutingLog::write(std::int64_t update, double primary_loss, const std::vector<BlockMeasurement>& blocks,
+                       const std::vector<std::vector<double>>& biases) {
+  if (!out_.is_open()) return;
+  nlohmann::json layers = nlohmann::json::array();
+  for (std::size_t l = 0; l < blocks.size(); ++l) {
+    layers.push_back({{"loads", blocks[l].loads}, {"dropped", blocks[l].dropped}, {"bias_after_update", biases[l]}});
+  }
+  out_ << nlohmann::json{{"update", update}, {"primary_loss", primary_loss}, {"layers", layers}}.dump() << '\n' << std::flush;
 }
 
 }  // namespace k3lab::experiments::router_balance

@@ -1,73 +1,52 @@
 #pragma once
-// A top-k routed mixture-of-experts feed-forward with capacity dropping:
-//   s = sigmoid(W_r x)                       (m, n) router scores
-//   T_i = argtop_k(s_i + b)                  b: the correction bias (selection only, no gradient)
-//   y_i = sum_{j in T_i, kept} w_ij E_j(x_i),   w_ij = s_ij / sum_{r in T_i} s_ir
-//   E_j(x) = W_down,j (silu(W_gate,j x) * W_up,j x)   (SwiGLU, width expert_hidden)
-// Capacity: each expert takes at most `capacity` token-expert assignments per forward, first come in
-// token order (row-major over the batch); the rest are dropped: they add nothing, and the token keeps
-// its residual stream (the block output is added to it by the caller).
+// What router-balance measures of its MoE blocks' routing (definitions: routing_metrics.hpp):
+//   per block and logged update   cv, max_to_mean, dropped_rate (ledger) and the raw loads, drops
+//                                 and correction bias after the update (the routing artifact)
+//   per logged update             the means over blocks (ledger "logged")
+//   per run                       the means over every logged (update, block) pair (ledger "metrics")
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <vector>
 
-#include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
-#include "router_balance/router_control.hpp"
+#include "k3lab/models/moe_block.hpp"
 
 namespace k3lab::experiments::router_balance {
 
-struct MoeOptions {
-  std::int64_t hidden_size = 0;
-  int n_experts = 0;
-  int top_k = 0;
-  std::int64_t expert_hidden = 0;
-  std::int64_t capacity = 0;  // assignments per expert per forward
-  Control control = Control::None;
-  double aux_coefficient = 0;
+struct BlockMeasurement {
+  std::vector<double> loads;  // routes per expert before dropping
+  std::int64_t dropped = 0;
+  double cv = 0, max_to_mean = 0, dropped_rate = 0;
 };
 
-// What one forward routed, for the metrics and the bias updates (all detached).
-struct RoutingStats {
-  torch::Tensor scores;   // (m, n) raw sigmoid scores
-  torch::Tensor cutoff;   // (m) alpha_i of the biased selection
-  torch::Tensor loads;    // (n) int64 on CPU: routes per expert before dropping
-  std::int64_t dropped = 0;      // assignments over capacity
-  std::int64_t assignments = 0;  // m * k
-};
+// One measurement per block of a forward's routing (one RoutingStats per layer).
+std::vector<BlockMeasurement> measure_blocks(const std::vector<models::RoutingStats>& routing);
 
-struct MoeOutput {
-  torch::Tensor output;    // (B, T, D)
-  torch::Tensor aux_loss;  // scalar; defined only for the aux-loss control
-  RoutingStats stats;
-};
+// {"expert_load_cv", "max_to_mean_load", "dropped_token_rate": means over blocks, "layers": [{"cv",
+// "max_to_mean", "dropped_rate"} per block]}: a logged update's record without its update and loss.
+nlohmann::json logged_measurements(const std::vector<BlockMeasurement>& blocks);
 
-class SwiGluExpertImpl : public torch::nn::Module {
+// {"expert_load_cv", "max_to_mean_load", "dropped_token_rate"}: the means over every block of every
+// logged record (records as logged_measurements writes them).
+nlohmann::json run_routing_metrics(const nlohmann::json& logged);
+
+// The routing artifact: one JSON line per logged update, {"update", "primary_loss", "layers":
+// [{"loads", "dropped", "bias_after_update"}]}, written through (a killed run loses no line).
+class RoutingLog {
  public:
-  SwiGluExpertImpl(std::int64_t hidden_size, std::int64_t expert_hidden);
-  torch::Tensor forward(const torch::Tensor& x);  // (t, D) -> (t, D)
-  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
-};
-TORCH_MODULE(SwiGluExpert);
-
-// Which assignments fit: experts (m, k) -> (m, k) bool, true where the assignment is within its
-// expert's first `capacity` in row-major order.
-torch::Tensor within_capacity(const torch::Tensor& experts, int n_experts, std::int64_t capacity);
-
-class MoeBlockImpl : public torch::nn::Module {
- public:
-  explicit MoeBlockImpl(const MoeOptions& options);
-  MoeOutput forward(const torch::Tensor& x);  // x (B, T, D), normed
-
-  // After the optimizer update: fixed step or Quantile Balancing from the last forward's stats.
-  void update_bias(const RoutingStats& stats, double fixed_step);
-
-  const MoeOptions& options() const { return options_; }
-  torch::nn::Linear router{nullptr};
-  torch::nn::ModuleList experts{nullptr};
-  torch::Tensor correction_bias;  // (n) float32 buffer; stays 0 without a bias control
+  explicit RoutingLog(std::filesystem::path path);  // empty path: no artifact
+  // Opens the artifact for a run that starts at `step`: lines of earlier updates are kept (a resumed
+  // run continues the file), later ones (written after the checkpoint it resumes) are cut.
+  void open_at(std::int64_t step);
+  void write(std::int64_t update, double primary_loss, const std::vector<BlockMeasurement>& blocks,
+             const std::vector<std::vector<double>>& biases);
+  const std::filesystem::path& path() const { return path_; }
 
  private:
-  MoeOptions options_;
+  std::filesystem::path path_;
+  std::ofstream out_;
 };
-TORCH_MODULE(MoeBlock);
 
 }  // namespace k3lab::experiments::router_balance

@@ -1,51 +1,60 @@
 #pragma once
-// The router-balance proxy model, assembled here from src/models building blocks because
-// models::DecoderLM holds a dense FeedForward per block and has no hook for a routed one:
-//   h = embed(tokens); per layer: h += attention(RMSNorm(h)); h += moe(RMSNorm(h))
-//   logits = embed^T RMSNorm(h)   (tied embeddings)
-// Full causal attention (n_heads x head_dim, RoPE 10000) in every layer; every layer is MoE, as
-// parameters.model says. Identical across arms but for the routing control: same shapes, same init
-// (models/init.hpp from the unit's seed), so every arm of a seed starts from the same weights.
+// router-balance's proxy model (models/moe_lm.hpp: attention + routed MoE in every layer, tied
+// embeddings) shaped by the parameters, and the training task that trains it on the shared trainer:
+//   loss        next-token cross-entropy (the primary loss, recorded), plus the aux-loss arm's balance
+//               term for the gradient only
+//   extras      the routing measurements of each logged update (moe_block.hpp)
+//   after_step  the bias control's update from the step's routing (after the optimizer update, so a
+//               batch is never routed with its own bias), the oscillation tracker over measured
+//               updates, and the routing artifact
+//   state       the correction biases observed so far, so a resumed run rebuilds its oscillation
+// Identical across arms but for the routing control: same shapes and init from the unit's seed.
 #include <cstdint>
+#include <filesystem>
 #include <vector>
 
-#include <torch/torch.h>
-
-#include "k3lab/models/causal_attention.hpp"
-#include "k3lab/models/rms_norm.hpp"
+#include "k3lab/models/moe_lm.hpp"
+#include "k3lab/train/training_task.hpp"
 #include "router_balance/moe_block.hpp"
 #include "router_balance/parameters.hpp"
+#include "router_balance/routing_metrics.hpp"
 
 namespace k3lab::experiments::router_balance {
 
-struct LmOutput {
-  torch::Tensor logits;                // (B, T, V)
-  torch::Tensor aux_loss;              // scalar sum over layers; undefined without the aux-loss control
-  std::vector<RoutingStats> routing;   // one per layer
-};
+models::MoeLmOptions moe_lm_options(const Parameters& p, models::RouterControl control);
 
-class MoeLayerImpl : public torch::nn::Module {
+class MoeProxyTask : public train::TrainingTask {
  public:
-  MoeLayerImpl(const Parameters& p, const MoeOptions& moe);
-  models::RMSNorm mixer_norm{nullptr}, ffn_norm{nullptr};
-  models::CausalSelfAttention attention{nullptr};
-  MoeBlock moe{nullptr};
+  // `routing_log`: the routing artifact's path (empty: none).
+  MoeProxyTask(const Parameters& p, models::RouterControl control, std::uint64_t init_seed,
+               std::filesystem::path routing_log);
+
+  torch::nn::Module& model() override { return *model_; }
+  nlohmann::json identity() const override;
+  train::TaskLoss loss(const train::Batch& batch) override;
+  nlohmann::json after_step(const train::StepReport& report) override;
+  bool has_state() const override { return true; }
+  void save_state(torch::serialize::OutputArchive& archive) const override;
+  void restore_state(torch::serialize::InputArchive& archive) override;
+  void begin(std::int64_t step) override;
+
+  const OscillationTracker& oscillation() const { return oscillation_; }
+  const std::filesystem::path& routing_log() const { return log_.path(); }
+
+ private:
+  bool logged(std::int64_t step) const;
+  void observe_biases();
+
+  models::MoeLmOptions options_;
+  std::uint64_t init_seed_;
+  std::int64_t warmup_updates_, log_interval_updates_;
+  double fixed_step_;
+  models::MoeLm model_{nullptr};
+  std::vector<models::RoutingStats> routing_;  // the last forward's, one per layer
+  std::vector<BlockMeasurement> measured_;     // of the last forward, on logged updates
+  OscillationTracker oscillation_;
+  std::vector<torch::Tensor> observed_biases_;  // (layers, experts) float32 per observation, in order
+  RoutingLog log_;
 };
-TORCH_MODULE(MoeLayer);
-
-class MoeLmImpl : public torch::nn::Module {
- public:
-  MoeLmImpl(const Parameters& p, Control control, std::uint64_t init_seed);
-  LmOutput forward(const torch::Tensor& tokens);  // (B, T) int64
-  void update_biases(const std::vector<RoutingStats>& routing, double fixed_step);
-  std::vector<std::vector<double>> biases() const;  // [layer][expert]
-
-  torch::nn::Embedding embed{nullptr};
-  torch::nn::ModuleList layers{nullptr};
-  models::RMSNorm final_norm{nullptr};
-};
-TORCH_MODULE(MoeLm);
-
-MoeOptions moe_options(const Parameters& p, Control control);
 
 }  // namespace k3lab::experiments::router_balance

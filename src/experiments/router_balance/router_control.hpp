@@ -1,52 +1,12 @@
 #pragma once
-// The four routing controls of router-balance, as pure functions over one MoE layer's router scores,
-// so each update can be checked by hand (tests/router_balance/router_control_test.cpp).
-//   no-control          Top-k of the raw sigmoid scores s; no loss term, bias stays 0
-//   aux-loss            Switch-style loss  coef * n * sum_j f_j * P_j  added to the primary loss, with
-//                       f_j = load_j / (m k) and P_j = mean_i s_ij / sum_r s_ir (sigmoid scores
-//                       normalised over all experts, so P sums to 1 like Switch's softmax)
-//   fixed-step-bias     Top-k of s + b;  after the update  b_j += step * sign(mean load - load_j)
-//   quantile-balancing  Top-k of s + b;  after the update  b_hat_j = -Q_j(s_:j - alpha),
-//                       b = b_hat - mean(b_hat)  (K3 Eq. 14, exact estimator; alpha_i is token i's
-//                       (k+1)-th largest biased score, Q_j the (floor(q)+1)-th largest margin of
-//                       expert j with q = m k / n, i.e. torch.quantile(..., 1 - k/n, "lower") when
-//                       q is an integer)
-// The bias only selects experts; mixture weights are s_ij / sum over the selected of s_ir.
-#include <cstdint>
+// router-balance's arms are the four routing controls of models/router_control.hpp.
 #include <string>
-#include <vector>
 
-#include <torch/torch.h>
+#include "k3lab/models/router_control.hpp"
 
 namespace k3lab::experiments::router_balance {
 
-enum class Control { None, AuxLoss, FixedStepBias, QuantileBalancing };
-
-// Throws std::invalid_argument for an arm that is not one of the four.
-Control control_of_arm(const std::string& arm);
-bool uses_bias(Control control);
-
-struct Selection {
-  torch::Tensor experts;  // (m, k) int64, chosen by s + b
-  torch::Tensor weights;  // (m, k) s_ij / sum of the selected s_ir (raw scores: the bias never enters)
-  torch::Tensor cutoff;   // (m) alpha_i: the (k+1)-th largest biased score (k = n: -inf)
-};
-
-// scores (m, n) in (0, 1), bias (n) -> the Top-k selection and its cutoffs.
-Selection select_experts(const torch::Tensor& scores, const torch::Tensor& bias, int top_k);
-
-// Routes per expert: load_j = #{i : j in experts_i}. experts (m, k) -> (n) int64.
-torch::Tensor expert_loads(const torch::Tensor& experts, int n_experts);
-
-// Switch-style balance loss (differentiable through scores). scores (m, n), experts (m, k) -> scalar.
-torch::Tensor aux_balance_loss(const torch::Tensor& scores, const torch::Tensor& experts, int top_k,
-                               double coefficient);
-
-// b_j + step * sign(mean(load) - load_j); an expert at the mean keeps its bias. bias (n), loads (n).
-torch::Tensor fixed_step_update(const torch::Tensor& bias, const torch::Tensor& loads, double step);
-
-// K3's Quantile Balancing, exact estimator: scores (m, n) raw, cutoff (m) from the selection made
-// with the old bias -> the new, mean-centred bias (n). Needs m * k / n < m.
-torch::Tensor quantile_balancing_update(const torch::Tensor& scores, const torch::Tensor& cutoff, int top_k);
+// no-control, aux-loss, fixed-step-bias, quantile-balancing; throws std::invalid_argument for any other.
+models::RouterControl control_of_arm(const std::string& arm);
 
 }  // namespace k3lab::experiments::router_balance

@@ -1,25 +1,16 @@
 #include "router_balance/run_unit.hpp"
 
-#include <chrono>
-#include <cmath>
-#include <fstream>
+#include <algorithm>
 #include <stdexcept>
 
-#include "k3lab/train/data_order.hpp"
-#include "k3lab/train/dataset.hpp"
+#include <torch/torch.h>
+
 #include "k3lab/train/device.hpp"
-#include "k3lab/train/optimizer.hpp"
 #include "router_balance/moe_model.hpp"
 #include "router_balance/router_control.hpp"
-#include "router_balance/routing_metrics.hpp"
 
 namespace k3lab::experiments::router_balance {
 namespace {
-
-std::vector<double> to_doubles(const torch::Tensor& t) {
-  const auto c = t.to(torch::kCPU, torch::kFloat64).contiguous();
-  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
-}
 
 std::filesystem::path routing_artifact(const std::filesystem::path& artifacts_dir, const std::string& unit_id) {
   if (artifacts_dir.empty()) return {};
@@ -28,6 +19,28 @@ std::filesystem::path routing_artifact(const std::filesystem::path& artifacts_di
     if (ch == '/') ch = '_';
   }
   return artifacts_dir / "routing" / (name + ".jsonl");
+}
+
+// The ledger's "logged" records: each logged update's measurements with its update and primary loss.
+nlohmann::json logged_records(const train::TrainerState& state) {
+  nlohmann::json logged = nlohmann::json::array();
+  for (const auto& entry : state.step_extras) {
+    auto record = entry.at("extras");
+    const auto update = entry.at("step").get<std::int64_t>();
+    record["update"] = update;
+    record["primary_loss"] = state.losses.at(static_cast<std::size_t>(update));
+    logged.push_back(std::move(record));
+  }
+  return logged;
+}
+
+nlohmann::json oscillation_json(const MoeProxyTask& task, models::RouterControl control) {
+  if (!models::uses_bias(control)) return nullptr;  // no correction bias in this arm
+  const auto& o = task.oscillation();
+  return {{"mean_abs_change", o.mean_abs_change()},
+          {"sign_flip_fraction", o.sign_flip_fraction()},
+          {"changes", o.changes()},
+          {"change_pairs", o.change_pairs()}};
 }
 
 }  // namespace
@@ -51,6 +64,29 @@ std::optional<std::string> runner_problem(const Parameters& p) {
   return std::nullopt;
 }
 
+std::int64_t checkpoint_interval_updates(std::int64_t total_updates) {
+  std::int64_t interval = std::max<std::int64_t>(1, total_updates / 50);
+  while (total_updates % interval != 0) --interval;
+  return interval;
+}
+
+train::LoopConfig loop_config(const Parameters& p, const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
+  const auto total = p.total_updates();
+  train::LoopConfig c;
+  c.order_seed = p.data_order_seed;
+  c.token_budget = total * p.batch_tokens;
+  c.batch_tokens = p.batch_tokens;
+  c.sequence_length = p.sequence_length;
+  c.eval_interval_tokens = checkpoint_interval_updates(total) * p.batch_tokens;
+  c.micro_batch_rows = p.batch_tokens / p.sequence_length;  // one forward per update: capacity is per batch
+  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
+  c.optimizer.warmup_fraction = static_cast<double>(p.warmup_updates) / static_cast<double>(total);
+  c.checkpoint_dir = checkpoint_dir;
+  c.device = options.value("device", std::string("auto"));
+  c.threads = options.value("threads", 0);
+  return c;
+}
+
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   const auto p = parse_parameters(env.parameters);
   if (auto problem = runner_problem(p)) throw std::invalid_argument(*problem);
@@ -58,7 +94,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   const auto seed = unit.spec.at("seed").get<std::uint64_t>();
   const auto control = control_of_arm(arm);
   const auto total = p.total_updates();
-  const auto rows = p.batch_tokens / p.sequence_length;
+  // "loop" keeps the text of the records written before router-balance moved onto the shared trainer,
+  // so records stay comparable; its point, one forward per update, still holds.
   nlohmann::json data = {{"arm", arm},
                          {"seed", seed},
                          {"expert_capacity", p.expert_capacity()},
@@ -66,129 +103,34 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                          {"loop", "dedicated router-balance loop (run_unit.hpp), one forward per update"}};
 
   train::Dataset dataset;
-  try {
-    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
-  } catch (const std::exception& e) {
-    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
-  }
-  data["dataset"] = dataset.provenance;
-
-  const auto threads = env.options.value("threads", 0);
-  if (threads > 0) torch::set_num_threads(threads);
-  const auto device = train::resolve_device(env.options.value("device", std::string("auto")));
-  data["device"] = device.str();
-  MoeLm model(p, control, seed);  // the same seed in every arm: identical initial weights
-  model->to(device);
-  auto spec = train::OptimizerSpec::from_json(p.optimizer);
-  spec.warmup_fraction = static_cast<double>(p.warmup_updates) / static_cast<double>(total);
-  auto optimizer = train::make_optimizer(spec, *model);
-  const train::WindowOrder order(dataset.train.size(), p.sequence_length, p.data_order_seed);
-
-  const auto artifact = routing_artifact(env.artifacts_dir, unit.id);
-  std::ofstream routing_log;
-  if (!artifact.empty()) {
-    std::filesystem::create_directories(artifact.parent_path());
-    routing_log.open(artifact, std::ios::trunc);
+  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
+    return *failure;
   }
 
-  std::vector<double> losses;
-  nlohmann::json logged = nlohmann::json::array();
-  OscillationTracker oscillation;
-  double cv_sum = 0, max_mean_sum = 0, dropped_sum = 0;
-  std::int64_t layer_records = 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto fail = [&](const std::string& failure_class, const std::string& detail) {
-    data["primary_losses"] = losses;
-    data["failed_at_update"] = static_cast<std::int64_t>(losses.size());
-    return UnitOutcome::failure(failure_class, detail, data);
-  };
+  const auto config = loop_config(p, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
+  if (config.threads > 0) torch::set_num_threads(config.threads);  // before the model is built, as it trains
+  data["device"] = train::resolve_device(config.device).str();
+  MoeProxyTask task(p, control, seed, routing_artifact(env.artifacts_dir, unit.id));  // same seed in every arm
+  const auto result = train::train_task(task, config, dataset, training::unit_hooks(unit, env));
 
-  for (std::int64_t step = 0; step < total; ++step) {
-    if (env.stop_requested && env.stop_requested->load()) {
-      throw std::runtime_error("router-balance: " + unit.id + " interrupted at update " + std::to_string(step));
-    }
-    const bool measured = step >= p.warmup_updates;
-    if (step == p.warmup_updates) oscillation.observe(model->biases());  // the bias entering the first measured update
-    LmOutput out;
-    torch::Tensor primary;
-    try {
-      const auto batch = train::training_batch(dataset.train, order, step * rows, rows, p.model.vocab_size);
-      const auto inputs = torch::tensor(batch.inputs, torch::kInt64).view({rows, p.sequence_length}).to(device);
-      const auto targets = torch::tensor(batch.targets, torch::kInt64).view({rows, p.sequence_length}).to(device);
-      out = model->forward(inputs);
-      primary = torch::nn::functional::cross_entropy(out.logits.reshape({-1, out.logits.size(-1)}).to(torch::kFloat32),
-                                                     targets.reshape({-1}));
-      const double value = primary.item<double>();
-      if (!std::isfinite(value)) return fail("nan-loss", "non-finite primary loss at update " + std::to_string(step));
-      auto loss = out.aux_loss.defined() ? primary + out.aux_loss : primary;
-      optimizer->zero_grad();
-      loss.backward();
-      const double norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-      if (!std::isfinite(norm)) return fail("non-finite-gradient", "non-finite gradient norm at update " + std::to_string(step));
-      train::set_learning_rate(*optimizer, train::scheduled_learning_rate(spec, step, total));
-      optimizer->step();
-      model->update_biases(out.routing, p.fixed_step);  // after the update: never route a batch with its own bias
-      losses.push_back(value);
-    } catch (const std::exception& e) {
-      if (!train::is_out_of_memory(e)) throw;
-      return fail("oom", e.what());
-    }
-    if (!measured) continue;
-    const auto biases = model->biases();
-    oscillation.observe(biases);
-    if ((step - p.warmup_updates) % p.log_interval_updates != 0) continue;
-    nlohmann::json layers = nlohmann::json::array();
-    nlohmann::json raw_layers = nlohmann::json::array();
-    double cv_step = 0, max_mean_step = 0, dropped_step = 0;
-    for (std::size_t l = 0; l < out.routing.size(); ++l) {
-      const auto& r = out.routing[l];
-      const auto loads = to_doubles(r.loads);
-      const double cv = load_cv(loads), mm = max_to_mean(loads), dr = dropped_rate(r.dropped, r.assignments);
-      cv_step += cv;
-      max_mean_step += mm;
-      dropped_step += dr;
-      layers.push_back({{"cv", cv}, {"max_to_mean", mm}, {"dropped_rate", dr}});
-      raw_layers.push_back({{"loads", loads}, {"dropped", r.dropped}, {"bias_after_update", biases[l]}});
-    }
-    const double n_layers = static_cast<double>(out.routing.size());
-    cv_sum += cv_step;
-    max_mean_sum += max_mean_step;
-    dropped_sum += dropped_step;
-    layer_records += static_cast<std::int64_t>(out.routing.size());
-    logged.push_back({{"update", step},
-                      {"primary_loss", losses.back()},
-                      {"expert_load_cv", cv_step / n_layers},
-                      {"max_to_mean_load", max_mean_step / n_layers},
-                      {"dropped_token_rate", dropped_step / n_layers},
-                      {"layers", layers}});
-    if (routing_log.is_open()) {
-      routing_log << nlohmann::json{{"update", step}, {"primary_loss", losses.back()}, {"layers", raw_layers}}.dump() << '\n';
-    }
-    if (env.progress) env.progress(static_cast<double>(step + 1) / static_cast<double>(total));
+  const double seconds = result.state.elapsed_seconds;
+  const nlohmann::json timing = {{"training_seconds", seconds},
+                                 {"tokens_per_second", static_cast<double>(result.state.tokens) / seconds},
+                                 {"training", result.timing_json()}};
+  data["primary_losses"] = result.state.losses;
+  if (result.status == train::TrainResult::Status::Failed) {
+    data["failed_at_update"] = static_cast<std::int64_t>(result.state.losses.size());
   }
-
-  const auto records = static_cast<double>(layer_records);
-  data["primary_losses"] = losses;
-  data["logged"] = logged;
-  if (!artifact.empty()) data["routing_artifact"] = std::filesystem::relative(artifact, env.run_dir).string();
-  nlohmann::json metrics = {
-      {"expert_load_cv", cv_sum / records},
-      {"max_to_mean_load", max_mean_sum / records},
-      {"dropped_token_rate", dropped_sum / records},
-      {"primary_training_loss", final_loss(losses, p.final_loss_window_updates)},
-  };
-  if (uses_bias(control)) {
-    metrics["correction_bias_oscillation"] = {{"mean_abs_change", oscillation.mean_abs_change()},
-                                              {"sign_flip_fraction", oscillation.sign_flip_fraction()},
-                                              {"changes", oscillation.changes()},
-                                              {"change_pairs", oscillation.change_pairs()}};
-  } else {
-    metrics["correction_bias_oscillation"] = nullptr;  // no correction bias in this arm
+  if (result.status != train::TrainResult::Status::Completed) {
+    return training_outcome(result, "router-balance", unit, std::move(data), timing);
   }
+  data["logged"] = logged_records(result.state);
+  if (!task.routing_log().empty()) data["routing_artifact"] = std::filesystem::relative(task.routing_log(), env.run_dir).string();
+  auto metrics = run_routing_metrics(data["logged"]);
+  metrics["primary_training_loss"] = final_loss(result.state.losses, p.final_loss_window_updates);
+  metrics["correction_bias_oscillation"] = oscillation_json(task, control);
   data["metrics"] = metrics;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return UnitOutcome::result(data, {{"training_seconds", seconds},
-                                    {"tokens_per_second", static_cast<double>(total * p.batch_tokens) / seconds}});
+  return UnitOutcome::result(data, timing);
 }
 
 }  // namespace k3lab::experiments::router_balance

@@ -3,13 +3,10 @@
 namespace k3lab::experiments::router_balance {
 
 std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
-  if (record.value("kind", "") != "result") return std::nullopt;
-  const auto& data = record.value("data", nlohmann::json::object());
-  if (!data.contains("metrics") || !data.contains("logged")) return std::nullopt;
-  const auto& m = data.at("metrics");
   UnitMetrics u;
-  u.arm = data.at("arm").get<std::string>();
-  u.seed = data.at("seed").get<std::uint64_t>();
+  const auto* data = training::result_data(record, {"metrics", "logged"}, u);
+  if (!data) return std::nullopt;
+  const auto& m = data->at("metrics");
   u.expert_load_cv = m.at("expert_load_cv").get<double>();
   u.max_to_mean_load = m.at("max_to_mean_load").get<double>();
   u.dropped_token_rate = m.at("dropped_token_rate").get<double>();
@@ -18,11 +15,11 @@ std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
     u.bias_mean_abs_change = o.at("mean_abs_change").get<double>();
     u.bias_sign_flip_fraction = o.at("sign_flip_fraction").get<double>();
   }
-  for (const auto& l : data.at("logged")) {
+  for (const auto& l : data->at("logged")) {
     u.logged.push_back({l.at("update").get<std::int64_t>(), l.at("expert_load_cv").get<double>(),
                         l.at("max_to_mean_load").get<double>(), l.at("dropped_token_rate").get<double>()});
   }
-  u.primary_losses = data.value("primary_losses", std::vector<double>{});
+  u.primary_losses = data->value("primary_losses", std::vector<double>{});
   if (u.logged.empty()) return std::nullopt;
   return u;
 }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/experiments/training/arm_runs.hpp"
+
 namespace k3lab::experiments::router_balance {
 
 struct LoggedUpdate {
@@ -14,9 +16,7 @@ struct LoggedUpdate {
   double expert_load_cv = 0, max_to_mean_load = 0, dropped_token_rate = 0;  // means over layers
 };
 
-struct UnitMetrics {
-  std::string arm;
-  std::uint64_t seed = 0;
+struct UnitMetrics : training::RunIdentity {
   double expert_load_cv = 0;         // mean over layers and logged measured updates
   double max_to_mean_load = 0;       // idem
   double dropped_token_rate = 0;     // idem

@@ -1,28 +1,17 @@
 #include "router_balance/units.hpp"
 
-#include <set>
 #include <stdexcept>
+
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/experiments/training/proxy_experiment.hpp"
+#include "router_balance/page.hpp"
+#include "router_balance/run_unit.hpp"
 
 namespace k3lab::experiments::router_balance {
 
 const std::vector<std::string>& arm_ids() {
   static const std::vector<std::string> ids = {"no-control", "aux-loss", "fixed-step-bias", "quantile-balancing"};
   return ids;
-}
-
-void require_arms(const std::vector<core::Arm>& arms) {
-  std::set<std::string> found;
-  for (const auto& arm : arms) found.insert(arm.id);
-  if (found != std::set<std::string>(arm_ids().begin(), arm_ids().end()) || arms.size() != arm_ids().size()) {
-    std::string got;
-    for (const auto& arm : arms) got += (got.empty() ? "" : ", ") + arm.id;
-    throw std::invalid_argument("router-balance: arms must be exactly {no-control, aux-loss, fixed-step-bias, "
-                                "quantile-balancing}; found {" + got + "}");
-  }
-}
-
-std::string unit_id(const std::string& arm, std::uint64_t seed) {
-  return "arm=" + arm + "/seed=" + std::to_string(seed);
 }
 
 nlohmann::json control_spec(const Parameters& p, const std::string& arm) {
@@ -38,19 +27,45 @@ nlohmann::json control_spec(const Parameters& p, const std::string& arm) {
 }
 
 std::vector<Unit> enumerate_units(const Parameters& p) {
-  std::vector<Unit> units;
-  for (std::size_t i = 0; i < p.seeds.size(); ++i) {
-    for (const auto& arm : arm_ids()) {
-      units.push_back({unit_id(arm, p.seeds[i]),
-                       {{"arm", arm},
-                        {"seed", p.seeds[i]},
-                        {"seed_index", i + 1},
-                        {"control", control_spec(p, arm)},
-                        {"warmup_updates", p.warmup_updates},
-                        {"measured_updates", p.measured_updates}}});
-    }
-  }
-  return units;
+  return training::arm_by_seed_units(arm_ids(), p.seeds, [&p](const std::string& arm) {
+    return nlohmann::json{{"control", control_spec(p, arm)},
+                          {"warmup_updates", p.warmup_updates},
+                          {"measured_updates", p.measured_updates}};
+  });
+}
+
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
+  const double tokens_per_run = static_cast<double>(p.total_updates()) * static_cast<double>(p.batch_tokens);
+  nlohmann::json d;
+  d["runs"] = training::runs_by_arm_and_seed(units);
+  d["per_run"] = {{"warmup_updates", p.warmup_updates},
+                  {"measured_updates", p.measured_updates},
+                  {"tokens", tokens_per_run},
+                  {"logged_points", p.measured_updates / p.log_interval_updates}};
+  d["routing"] = {{"n_experts", p.model.n_experts},
+                  {"top_k", p.model.top_k},
+                  {"capacity_factor", p.capacity_factor},
+                  {"expert_capacity_per_batch", p.expert_capacity()},
+                  {"mean_expert_load_per_batch",
+                   static_cast<double>(p.batch_tokens) * p.model.top_k / p.model.n_experts}};
+  d["training_tokens_total"] = static_cast<double>(units.size()) * tokens_per_run;
+  d["estimate"] = training::per_run_estimate(
+      {.parameters_key = "approximate_active_parameters",
+       .parameters = p.approximate_active_parameters(),
+       .tokens_per_run = tokens_per_run,
+       .not_counted = "routing, dispatch and attention scores are not counted, so this is a lower bound on time",
+       .counted = "6 x active parameters x tokens"},
+      units.size());
+  return d;
+}
+
+std::unique_ptr<Experiment> make_experiment() {
+  return training::make_proxy_experiment<Parameters>(
+      {.id = "router-balance", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+       .plan = plan_details, .run = run_training_unit, .results = add_results,
+       .records = {.caption = "Dropped tokens, NaNs and OOMs are outcomes of an arm; a run is excluded only for a "
+                              "predeclared hardware or logging failure shared across arms."},
+       .data_parallel = false, .runner_problem = runner_problem});
 }
 
 }  // namespace k3lab::experiments::router_balance

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "k3lab/models/layer_schedule.hpp"
+#include "k3lab/experiments/training/dense_model.hpp"
 
 namespace k3lab::experiments::situ_qat {
 namespace {
@@ -39,20 +39,11 @@ models::ModelConfig arm_model_config(const Parameters& p, const std::string& arm
   if (arm != "swiglu" && arm != "situ-glu") {
     throw std::invalid_argument("situ-qat: unknown arm \"" + arm + "\"; the arms are swiglu and situ-glu");
   }
-  const auto& m = p.model;
-  models::ModelConfig c;
-  c.vocab_size = m.vocab_size;
-  c.hidden_size = m.d_model;
-  c.schedule = models::uniform_schedule(models::MixerKind::Attention, m.n_layers);
-  c.attention.num_heads = m.n_heads;
-  c.attention.head_dim = m.head_dim;
-  c.attention.rope_theta = 10000.0;
+  auto c = training::dense_model_config(p.model);
   c.ffn.kind = arm == "situ-glu" ? models::FfnKind::SituGlu : models::FfnKind::SwiGlu;
-  c.ffn.intermediate_size = m.ffn_hidden;
   c.ffn.situ_beta_gate = p.beta1;
   c.ffn.situ_beta_up = p.beta2;
   c.ffn.quant = quant_config(p.quantization);
-  c.tie_embeddings = true;
   c.validate();
   return c;
 }

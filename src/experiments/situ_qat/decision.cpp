@@ -3,11 +3,8 @@
 namespace k3lab::experiments::situ_qat {
 
 std::string to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::Win: return "win";
-    case Verdict::TradeOff: return "trade-off, not a win";
-    case Verdict::NotSupported: return "not supported";
-  }
+  if (verdict == Verdict::Win) return "win";
+  if (verdict == Verdict::TradeOff) return "trade-off, not a win";
   return "not supported";
 }
 

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "k3lab/models/param_count.hpp"
-#include "k3lab/train/device.hpp"
 #include "k3lab/train/distributed.hpp"
 #include "situ_qat/activation_probe.hpp"
 #include "situ_qat/arm_model.hpp"
@@ -30,19 +29,7 @@ std::optional<std::string> runner_problem(const Parameters& p) {
 
 train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
                                     const nlohmann::json& options, const std::filesystem::path& checkpoint_dir) {
-  train::TrainerConfig c;
-  c.model = arm_model_config(p, arm);
-  c.init_seed = seed;  // the same seed in both arms: every parameter (same shapes) starts equal
-  c.order_seed = p.data_order_seed;
-  c.token_budget = p.token_budget;
-  c.batch_tokens = p.batch_tokens;
-  c.sequence_length = p.sequence_length;
-  c.eval_interval_tokens = p.eval_interval_tokens;
-  c.validation_tokens = p.validation_tokens;
-  c.optimizer = train::OptimizerSpec::from_json(p.optimizer);
-  c.checkpoint_dir = checkpoint_dir;
-  apply_execution_options(c, options);
-  return c;
+  return training::arm_trainer_config(p, p, p, arm_model_config(p, arm), seed, options, checkpoint_dir);
 }
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
@@ -51,7 +38,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   const auto arm = unit.spec.at("arm").get<std::string>();
   const auto seed = unit.spec.at("seed").get<std::uint64_t>();
   auto config = trainer_config(p, arm, seed, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
-  config.distributed = env.distributed;
+  config.distributed = train::as_distributed(env.distributed);
   nlohmann::json data = {{"arm", arm},
                          {"seed", seed},
                          {"parameters", models::count_parameters(config.model)},
@@ -64,27 +51,17 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                                       "declared in experiments/situ-qat.json), so none is run rather than one invented"}}}};
 
   train::Dataset dataset;
-  try {
-    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
-  } catch (const std::exception& e) {
-    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
+    return *failure;
   }
-  data["dataset"] = dataset.provenance;
   const ActivationProbe probe(p, dataset);
 
-  train::TrainerHooks hooks;
+  auto hooks = training::unit_hooks(unit, env);
   hooks.evaluate = [&](train::EvalContext& context) {
     nlohmann::json probes = nlohmann::json::object();
     if (context.tokens % p.histogram_interval_tokens == 0) probes["activations"] = probe.measure(context.model, context.device);
     return probes;
   };
-  hooks.on_evaluation = [&](const nlohmann::json& record) {
-    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
-  };
-  hooks.progress = [&](double fraction) {
-    if (env.progress) env.progress(fraction);
-  };
-  hooks.stop_requested = env.stop_requested;
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "k3lab/experiments/experiment.hpp"
-#include "k3lab/experiments/training_unit.hpp"
+#include "k3lab/experiments/training/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 #include "situ_qat/parameters.hpp"
 

@@ -9,14 +9,11 @@ double UnitMetrics::mean_saturation() const {
 }
 
 std::optional<UnitMetrics> unit_metrics(const nlohmann::json& record) {
-  if (record.value("kind", "") != "result") return std::nullopt;
-  const auto& data = record.value("data", nlohmann::json::object());
-  if (!data.contains("training") || !data.contains("loss_spikes")) return std::nullopt;
   UnitMetrics m;
-  m.arm = data.at("arm").get<std::string>();
-  m.seed = data.at("seed").get<std::uint64_t>();
-  m.loss_spikes = data.at("loss_spikes").at("count").get<std::int64_t>();
-  for (const auto& e : data.at("training").at("evaluations")) {
+  const auto* data = training::result_data(record, {"training", "loss_spikes"}, m);
+  if (!data) return std::nullopt;
+  m.loss_spikes = data->at("loss_spikes").at("count").get<std::int64_t>();
+  for (const auto& e : data->at("training").at("evaluations")) {
     const auto tokens = e.at("tokens").get<std::int64_t>();
     m.validation_curve.emplace_back(tokens, e.at("validation_loss").get<double>());
     if (!e.contains("probes") || !e.at("probes").contains("activations")) continue;

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/experiments/training/arm_runs.hpp"
+
 namespace k3lab::experiments::situ_qat {
 
 // One activation checkpoint (activation_probe.hpp).
@@ -17,9 +19,7 @@ struct ActivationCheckpoint {
   double saturation_gate = 0, saturation_up = 0, saturation_both = 0;
 };
 
-struct UnitMetrics {
-  std::string arm;
-  std::uint64_t seed = 0;
+struct UnitMetrics : training::RunIdentity {
   std::vector<std::pair<std::int64_t, double>> validation_curve;  // (tokens, loss)
   double final_validation_loss = 0;
   std::vector<ActivationCheckpoint> checkpoints;  // in token order; the last one at the budget

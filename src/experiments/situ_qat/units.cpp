@@ -1,7 +1,10 @@
 #include "situ_qat/units.hpp"
 
-#include <set>
-#include <stdexcept>
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/experiments/training/proxy_experiment.hpp"
+#include "situ_qat/activation_probe.hpp"
+#include "situ_qat/page.hpp"
+#include "situ_qat/run_unit.hpp"
 
 namespace k3lab::experiments::situ_qat {
 
@@ -10,39 +13,48 @@ const std::vector<std::string>& arm_ids() {
   return ids;
 }
 
-void require_arms(const std::vector<core::Arm>& arms) {
-  std::set<std::string> found;
-  for (const auto& arm : arms) found.insert(arm.id);
-  if (found != std::set<std::string>(arm_ids().begin(), arm_ids().end()) || arms.size() != arm_ids().size()) {
-    std::string got;
-    for (const auto& arm : arms) got += (got.empty() ? "" : ", ") + arm.id;
-    throw std::invalid_argument("situ-qat: arms must be exactly {swiglu, situ-glu}; found {" + got + "}");
-  }
-}
-
-std::string unit_id(const std::string& arm, std::uint64_t seed) {
-  return "arm=" + arm + "/seed=" + std::to_string(seed);
-}
-
 std::vector<Unit> enumerate_units(const Parameters& p) {
-  std::vector<Unit> units;
-  for (std::size_t i = 0; i < p.seeds.size(); ++i) {
-    for (const auto& arm : arm_ids()) {
-      nlohmann::json activation = {{"kind", arm}};
-      if (arm == "situ-glu") {
-        activation["beta1"] = p.beta1;
-        activation["beta2"] = p.beta2;
-      }
-      units.push_back({unit_id(arm, p.seeds[i]),
-                       {{"arm", arm},
-                        {"seed", p.seeds[i]},
-                        {"seed_index", i + 1},
-                        {"activation", activation},
-                        {"token_budget", p.token_budget},
-                        {"histogram_checkpoints", p.token_budget / p.histogram_interval_tokens}}});
-    }
-  }
-  return units;
+  return training::arm_by_seed_units(arm_ids(), p.seeds, [&p](const std::string& arm) {
+    nlohmann::json activation = {{"kind", arm}};
+    if (arm == "situ-glu") activation.update({{"beta1", p.beta1}, {"beta2", p.beta2}});
+    return nlohmann::json{{"activation", activation},
+                          {"token_budget", p.token_budget},
+                          {"histogram_checkpoints", p.token_budget / p.histogram_interval_tokens}};
+  });
+}
+
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
+  nlohmann::json d;
+  d["runs"] = training::runs_by_arm_and_seed(units);
+  d["per_run"] = {{"token_budget", p.token_budget},
+                  {"optimizer_steps", p.token_budget / p.batch_tokens},
+                  {"evaluations", p.token_budget / p.eval_interval_tokens},
+                  {"histogram_checkpoints", p.token_budget / p.histogram_interval_tokens}};
+  d["qat"] = {{"weights", p.quantization.weight_format},
+              {"activations", p.quantization.activation_format},
+              {"block_size", p.quantization.block_size},
+              {"scale_rounding", p.quantization.scale_rounding},
+              {"situ_betas", {p.beta1, p.beta2}},
+              {"situ_output_bound", p.beta1 * p.beta2}};
+  d["training_tokens_total"] = static_cast<double>(units.size()) * static_cast<double>(p.token_budget);
+  d["estimate"] = training::per_run_estimate(
+      {.parameters_key = "approximate_parameters",
+       .parameters = training::approximate_parameters(p.model),
+       .tokens_per_run = static_cast<double>(p.token_budget),
+       .not_counted = "fake-quantization, histograms and evaluation are not counted, so this is a lower bound on time"},
+      units.size());
+  return d;
+}
+
+std::unique_ptr<Experiment> make_experiment() {
+  return training::make_proxy_experiment<Parameters>(
+      {.id = "situ-qat", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+       .plan = plan_details, .run = run_training_unit, .results = add_results,
+       .records = {.caption = "Seeds are paired across the two arms; a numerical failure stays in the result unless a "
+                              "predeclared logging defect caused it."},
+       .records_intro = true, .runner_problem = runner_problem,
+       // The fixed activation sample fits the validation text.
+       .check_dataset = [](const Parameters& p, const train::Dataset& data) { ActivationProbe probe(p, data); }});
 }
 
 }  // namespace k3lab::experiments::situ_qat

@@ -1,11 +1,14 @@
 #pragma once
-// The frozen run ledger of situ-qat: every (arm, seed) QAT run, five seeds paired across two arms.
-//
-// Unit ids: arm=<arm>/seed=<seed value>. Order: seed by seed, SwiGLU then SiTU-GLU inside each seed.
+// situ-qat (seed experiment six): SwiGLU vs SiTU-GLU (beta1=4, beta2=25) under MXFP4-weight /
+// MXFP8-activation quantization-aware training, five paired seeds. The design: its arms, the frozen
+// run ledger (training/design.hpp: seed by seed, SwiGLU then SiTU-GLU), what `k3lab plan` shows, and
+// the module's one factory. Running: run_unit.hpp; page: page.hpp.
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "k3lab/core/protocol.hpp"
+#include <nlohmann/json.hpp>
+
 #include "k3lab/experiments/experiment.hpp"
 #include "situ_qat/parameters.hpp"
 
@@ -14,11 +17,11 @@ namespace k3lab::experiments::situ_qat {
 // swiglu (control), situ-glu (intervention).
 const std::vector<std::string>& arm_ids();
 
-// Throws std::invalid_argument unless the protocol's arms are exactly these two.
-void require_arms(const std::vector<core::Arm>& arms);
-
-std::string unit_id(const std::string& arm, std::uint64_t seed);
-
 std::vector<Unit> enumerate_units(const Parameters& p);
+
+// Runs by axis, tokens, checkpoints, the QAT setup and a labelled GPU-hour estimate.
+nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units);
+
+std::unique_ptr<Experiment> make_experiment();
 
 }  // namespace k3lab::experiments::situ_qat

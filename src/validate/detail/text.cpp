@@ -94,4 +94,10 @@ std::string capitalize(std::string_view word) {
   return out;
 }
 
+std::string_view skip_decoration(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::string_view(" \t#*>_-").find(text[i]) != std::string_view::npos) ++i;
+  return text.substr(i);
+}
+
 }  // namespace k3lab::validate::detail

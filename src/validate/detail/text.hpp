@@ -30,5 +30,7 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 // Parses a non-negative or negative decimal integer occupying the whole (trimmed) text.
 bool parse_int64(std::string_view text, long long& out);
 std::string capitalize(std::string_view word);
+// `text` without its leading blanks and Markdown decoration (# * > _ -).
+std::string_view skip_decoration(std::string_view text);
 
 }  // namespace k3lab::validate::detail

@@ -1,0 +1,106 @@
+#pragma once
+// One proxy-training experiment: the Experiment a module gets by describing only what is its own
+// (parameters, arms and units, plan facts, how one unit trains, its results and decision rule). The
+// rest is the same for all five: arm checks, the dataset preflight, the window rule for a vanished
+// dataset, data-parallel training and the page's first table (terminal records against the plan).
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training/design.hpp"
+#include "k3lab/experiments/training/parameters.hpp"
+#include "k3lab/experiments/training/records_by_group.hpp"
+#include "k3lab/experiments/training/training_unit.hpp"
+
+namespace k3lab::experiments::training {
+
+template <class P>
+struct ProxyModule {
+  std::string id = {};
+  const ParameterSet<P>* parameters = nullptr;
+  std::vector<std::string> arms = {};  // exactly the protocol's arms
+  std::function<std::vector<Unit>(const P&)> units = {};
+  std::function<nlohmann::json(const P&, const std::vector<Unit>&)> plan = {};
+  std::function<UnitOutcome(const Unit&, RunEnv&)> run = {};
+  // Everything after the first table: results, charts, the decision rule.
+  std::function<void(const core::Protocol&, const RunRecords&, report::Page&)> results = {};
+  RecordsByGroupTable records = {};  // the first table; its caption says how failures count
+  bool records_intro = false;       // a line "<id>: terminal records by arm against the plan; ..." above it
+  bool data_parallel = true;        // run_unit trains with RunEnv::distributed
+  // What a run needs beyond the schema (the problem and its fix), checked before the dataset.
+  std::function<std::optional<std::string>(const P&)> runner_problem = {};
+  // A check of the loaded dataset (throws with the problem), e.g. that a probe's sample fits in it.
+  std::function<void(const P&, const train::Dataset&)> check_dataset = {};
+  // Invalid reasons that stop the run (every later unit would end the same way).
+  std::vector<std::string> stop_on_invalid = {};
+};
+
+// The window rule every proxy experiment shares: stop at the first data-unavailable failure or at
+// the first invalid record with one of `stop_on_invalid`'s reasons (its detail says why).
+WindowVerdict proxy_window_verdict(const std::vector<nlohmann::json>& terminal_records,
+                                   const std::vector<std::string>& stop_on_invalid);
+
+// The first table of the page, against the plan when the manifest holds parameters.
+void add_records_table(const core::Protocol& protocol, const RunRecords& records,
+                       const std::optional<std::vector<Unit>>& planned, const RecordsByGroupTable& table,
+                       bool intro, report::Page& page);
+
+template <class P>
+class ProxyExperiment final : public Experiment {
+ public:
+  explicit ProxyExperiment(ProxyModule<P> module) : m_(std::move(module)) {}
+
+  std::string id() const override { return m_.id; }
+  const core::Schema& parameter_schema() const override { return m_.parameters->schema(); }
+  std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override {
+    require_arms(m_.id, protocol.arms, m_.arms);
+    return m_.units(m_.parameters->parse(parameters));
+  }
+  nlohmann::json plan_details(const core::Protocol&, const nlohmann::json& parameters,
+                              const std::vector<Unit>& units) const override {
+    return m_.plan(m_.parameters->parse(parameters), units);
+  }
+  bool has_runner() const override { return true; }
+  bool supports_data_parallel() const override { return m_.data_parallel; }
+  // The parameters name what the runner implements and the dataset loads (and passes the module's check).
+  std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override {
+    const auto p = m_.parameters->parse(parameters);
+    if (m_.runner_problem) {
+      if (auto problem = m_.runner_problem(p)) return problem;
+    }
+    try {
+      const auto data = train::load_dataset(dataset_request(p, p.model.vocab_size, options));
+      if (m_.check_dataset) m_.check_dataset(p, data);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::nullopt;
+  }
+  UnitOutcome run_unit(const Unit& unit, RunEnv& env) override { return m_.run(unit, env); }
+  WindowVerdict check_window(const core::Protocol&, const nlohmann::json&,
+                             const std::vector<nlohmann::json>& terminal_records) const override {
+    return proxy_window_verdict(terminal_records, m_.stop_on_invalid);
+  }
+  void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override {
+    std::optional<std::vector<Unit>> planned;
+    if (records.manifest.contains("parameters")) planned = m_.units(m_.parameters->parse(records.manifest.at("parameters")));
+    add_records_table(protocol, records, planned, m_.records, m_.records_intro, page);
+    m_.results(protocol, records, page);
+  }
+
+ private:
+  ProxyModule<P> m_;
+};
+
+template <class P>
+std::unique_ptr<Experiment> make_proxy_experiment(ProxyModule<P> module) {
+  return std::make_unique<ProxyExperiment<P>>(std::move(module));
+}
+
+}  // namespace k3lab::experiments::training

@@ -1,0 +1,229 @@
+#include "hybrid_attention/page.hpp"
+
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "hybrid_attention/unit_metrics.hpp"
+#include "hybrid_attention/units.hpp"
+#include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/gate.hpp"
+#include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/report/stats.hpp"
+#include "k3lab/report/svg.hpp"
+
+namespace k3lab::experiments::hybrid_attention {
+namespace {
+
+using Runs = training::ArmRuns<UnitMetrics>;
+using Extract = std::function<std::optional<double>(const UnitMetrics&)>;
+
+// The finite values of a metric over one arm's runs.
+std::vector<double> values_of(const std::vector<UnitMetrics>& runs, const Extract& extract) {
+  std::vector<double> values;
+  for (const auto& r : runs) {
+    if (auto v = extract(r); v && std::isfinite(*v)) values.push_back(*v);
+  }
+  return values;
+}
+
+// A map entry as a metric (nullopt when the run lacks the key).
+template <class Map>
+std::optional<double> entry(const Map& map, std::int64_t key) {
+  auto it = map.find(key);
+  return it == map.end() ? std::nullopt : std::optional<double>(static_cast<double>(it->second));
+}
+
+std::string bytes_label(bool allocator) {
+  return allocator ? "peak accelerator bytes (CUDA caching allocator)" : "measured inference-state bytes (KV/latent cache + KDA state; CPU has no allocator statistics)";
+}
+
+struct Frame {
+  std::int64_t window = 0;   // the training window
+  std::int64_t longest = 0;  // the longest probe length
+  bool allocator = true;     // every run's inference memory is the allocator peak
+};
+
+void add_final_metrics(const Runs& runs, const Frame& f, report::Page& page) {
+  const std::int64_t longest = f.longest;
+  const std::string L = std::to_string(longest);
+  auto value = [](double v) { return std::optional<double>(v); };
+  const std::vector<training::ArmMetric<UnitMetrics>> metrics = {
+      {"trainable parameters", [&](const UnitMetrics& m) { return value(static_cast<double>(m.parameters)); }},
+      {"validation loss at the budget", [&](const UnitMetrics& m) { return value(m.final_validation_loss); }},
+      {"retrieval at " + std::to_string(f.window) + " (training window)",
+       [window = f.window](const UnitMetrics& m) {
+         return m.mqar_accuracy.count(window) ? std::optional<double>(m.retrieval_at(window)) : std::nullopt;
+       }},
+      {"retrieval at " + L + " (longest)", [&](const UnitMetrics& m) { return value(m.retrieval_at(longest)); }},
+      {"MQAR accuracy at " + L, [&](const UnitMetrics& m) { return value(m.mqar_accuracy.at(longest)); }},
+      {"needle accuracy at " + L, [&](const UnitMetrics& m) { return value(m.needle_accuracy.at(longest)); }},
+      {"inference memory at " + L + " (bytes)", [&](const UnitMetrics& m) { return value(m.inference_memory_at(longest)); }},
+      {"KDA state norm ratio " + L + " / " + std::to_string(f.window), [](const UnitMetrics& m) { return m.state_norm_ratio; }},
+      {"decode vs chunkwise max |logit difference|", [&](const UnitMetrics& m) { return value(m.decode_logit_drift); }},
+      {"decode vs chunkwise relative state difference", [&](const UnitMetrics& m) { return value(m.decode_state_drift); }},
+      {"peak training bytes", [](const UnitMetrics& m) {
+         return m.peak_training_bytes ? std::optional<double>(static_cast<double>(*m.peak_training_bytes)) : std::nullopt;
+       }},
+      {"training tokens/s (timing)", [](const UnitMetrics& m) { return m.train_tokens_per_s; }},
+      {"decode tokens/s at " + L + " (timing)", [longest](const UnitMetrics& m) { return entry(m.decode_tokens_per_s, longest); }},
+      {"loss spikes", [&](const UnitMetrics& m) { return value(static_cast<double>(m.loss_spikes)); }},
+  };
+  auto table = training::arm_mean_table("final-metrics",
+                                        "Per-arm results at the token budget (mean over seeds, Student-t 95% interval)",
+                                        arm_ids(), runs.by_arm, metrics, false);
+  table.caption = "Retrieval = mean of MQAR and needle exact-match accuracy. Inference memory: " + bytes_label(f.allocator) +
+                  ". Intervals need at least two seeds; throughput comes from wall-clock timing and is not part of the "
+                  "deterministic ledger data.";
+  page.add_table(std::move(table));
+}
+
+void add_retrieval(const Runs& runs, const Frame& f, report::Page& page) {
+  auto retrieval = training::make_table("retrieval-by-length",
+                                        "Long-context retrieval by probe length (last evaluation, mean over seeds)",
+                                        {"arm", "length", "beyond window", "MQAR", "MQAR 95% CI", "needle", "needle 95% CI"});
+  auto chart = training::line_chart("retrieval-by-length", "Retrieval (mean of MQAR and needle) by context length",
+                                    "context length (tokens)", "exact-match accuracy");
+  for (const auto& arm : arm_ids()) {
+    if (!runs.has(arm)) continue;
+    const auto& arm_runs = runs.by_arm.at(arm);
+    report::Series series{arm, {}, {}, {}, {}};
+    for (const auto& [length, unused] : arm_runs.front().mqar_accuracy) {
+      const auto len = length;
+      const auto mq = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.mqar_accuracy, len); });
+      const auto nd = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.needle_accuracy, len); });
+      std::vector<report::Cell> row = {arm, len, len > f.window ? "yes" : "no"};
+      training::append_arm_summary(row, mq, false);
+      training::append_arm_summary(row, nd, false);
+      retrieval.rows.push_back(std::move(row));
+      series.x.push_back(static_cast<double>(len));
+      series.y.push_back(0.5 * (report::mean(mq) + report::mean(nd)));
+    }
+    chart.series.push_back(std::move(series));
+  }
+  retrieval.caption = "The training window is " + std::to_string(f.window) +
+                      " tokens; lengths beyond it measure retrieval past what any arm was trained on.";
+  page.add_table(std::move(retrieval));
+  page.add_chart(std::move(chart));
+}
+
+void add_inference_memory(const Runs& runs, report::Page& page) {
+  auto memory = training::make_table(
+      "inference-memory-by-length", "Batch-1 inference memory and throughput by length (seed means)",
+      {"arm", "length", "inference-state bytes", "peak accelerator bytes", "prefill tokens/s", "decode tokens/s"});
+  auto mean_cell = [](const std::vector<double>& v) { return v.empty() ? report::Cell() : report::Cell(report::mean(v)); };
+  for (const auto& arm : arm_ids()) {
+    if (!runs.has(arm)) continue;
+    const auto& arm_runs = runs.by_arm.at(arm);
+    for (const auto& [length, unused] : arm_runs.front().state_bytes) {
+      const auto len = length;
+      const auto state = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.state_bytes, len); });
+      const auto peak = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.peak_inference_bytes, len); });
+      const auto prefill = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.prefill_tokens_per_s, len); });
+      const auto decode = values_of(arm_runs, [len](const UnitMetrics& m) { return entry(m.decode_tokens_per_s, len); });
+      memory.rows.push_back({arm, len, mean_cell(state), peak.empty() ? report::Cell("not measured on cpu") : mean_cell(peak),
+                             mean_cell(prefill), mean_cell(decode)});
+    }
+  }
+  memory.caption = "Inference-state bytes are measured from the live caches after prefill plus " +
+                   std::string("32 decode steps (float32 model). Throughput is wall-clock timing of that workload.");
+  page.add_table(std::move(memory));
+}
+
+void add_curves(const Runs& runs, report::Page& page) {
+  auto loss = training::line_chart("validation-loss", "Validation loss at every evaluation (seed mean)", "training tokens",
+                                   "validation loss (nats/token)");
+  auto position = training::line_chart("loss-by-position",
+                                       "Loss by position on held-out text of the longest probe length (seed mean)",
+                                       "position (bucket start, tokens)", "loss (nats/token)");
+  training::add_arm_curves(loss, arm_ids(), runs.by_arm, &UnitMetrics::validation_curve);
+  training::add_arm_curves(position, arm_ids(), runs.by_arm, &UnitMetrics::loss_by_position);
+  page.add_chart(std::move(loss));
+  position.caption = "Buckets are training-window wide; every bucket after the first lies beyond the training window.";
+  page.add_chart(std::move(position));
+}
+
+void add_frontier(const Runs& runs, const Frame& f, report::Page& page) {
+  auto frontier = training::line_chart("quality-memory-frontier",
+                                       "Quality/memory frontier at " + std::to_string(f.longest) + " tokens (one point per seed)",
+                                       f.allocator ? "peak inference bytes" : "inference-state bytes", "retrieval accuracy");
+  frontier.kind = report::Chart::Kind::Scatter;
+  frontier.log_x = true;
+  for (const auto& arm : arm_ids()) {
+    if (!runs.has(arm)) continue;
+    report::Series s{arm, {}, {}, {}, {}};
+    for (const auto& r : runs.by_arm.at(arm)) {
+      s.x.push_back(r.inference_memory_at(f.longest));
+      s.y.push_back(r.retrieval_at(f.longest));
+    }
+    frontier.series.push_back(std::move(s));
+  }
+  frontier.caption = "The hybrid wins only if it moves this frontier: above the line joining the all-KDA and "
+                     "full-attention points, not merely to the left of full attention.";
+  page.add_chart(std::move(frontier));
+}
+
+void add_decision(const core::Protocol& protocol, const Runs& runs, const Frame& f, report::Page& page) {
+  const std::int64_t longest = f.longest;
+  auto mean_of = [&](const std::string& arm, const Extract& e) { return report::mean(values_of(runs.by_arm.at(arm), e)); };
+  const Extract retrieval_e = [longest](const UnitMetrics& m) { return std::optional<double>(m.retrieval_at(longest)); };
+  const Extract memory_e = [longest](const UnitMetrics& m) { return std::optional<double>(m.inference_memory_at(longest)); };
+  const double r_h = mean_of("hybrid-3kda-1mla", retrieval_e), r_k = mean_of("all-kda", retrieval_e),
+               r_f = mean_of("full-attention", retrieval_e);
+  const double m_h = mean_of("hybrid-3kda-1mla", memory_e), m_k = mean_of("all-kda", memory_e),
+               m_f = mean_of("full-attention", memory_e);
+  const bool a = r_h > r_k;
+  const bool b = m_h < m_f;
+  std::optional<bool> c;
+  double line = 0;
+  if (m_f != m_k) {
+    line = r_k + (r_f - r_k) * (m_h - m_k) / (m_f - m_k);
+    c = r_h > line;
+  }
+  auto decision = training::make_table(
+      "decision", "Predeclared decision rule (seed means at the budget, longest probe length " + std::to_string(longest) + ")",
+      {"condition", "values", "holds"});
+  auto num = [](double v) { return report::format_significant(v, 4); };
+  using training::yes_no;
+  decision.rows.push_back({"(a) hybrid retrieval > all-KDA retrieval", num(r_h) + " vs " + num(r_k), yes_no(a)});
+  decision.rows.push_back({"(b) hybrid inference memory < full-attention", num(m_h) + " vs " + num(m_f), yes_no(b)});
+  decision.rows.push_back({"(c) hybrid above the all-KDA/full-attention line",
+                           c ? num(r_h) + " vs line " + num(line) : std::string("undefined: equal memory"),
+                           c ? yes_no(*c) : std::string("undefined")});
+  const bool supported = a && b && c.value_or(false);
+  decision.caption = std::string("Hypothesis ") + (supported ? "SUPPORTED" : "NOT SUPPORTED") +
+                     " at this proxy size, data, kernels and budget. " + protocol.document.value("decision_rule", std::string());
+  page.add_table(std::move(decision));
+}
+
+}  // namespace
+
+void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
+  const auto runs = training::group_by_arm<UnitMetrics>(records.terminal_records(), unit_metrics);
+  if (runs.results == 0) {
+    page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
+    return;
+  }
+  Frame f;
+  const auto& any = runs.by_arm.begin()->second.front();
+  f.window = any.training_window;
+  f.longest = any.longest_length;
+  for (const auto& [arm, arm_runs] : runs.by_arm) {
+    for (const auto& r : arm_runs) f.allocator = f.allocator && r.memory_is_allocator_peak();
+  }
+  add_final_metrics(runs, f, page);
+  add_retrieval(runs, f, page);
+  add_inference_memory(runs, page);
+  add_curves(runs, page);
+  add_frontier(runs, f, page);
+
+  const training::DecisionGate gate{runs.results, records.manifest.value("units_planned", static_cast<std::size_t>(0))};
+  if (!gate.open() || !runs.has_all(arm_ids())) {
+    page.add_text(gate.not_evaluated("The protocol reads aggregate results only after every planned run completed.",
+                                     protocol.document.value("stopping_rule", std::string())));
+    return;
+  }
+  add_decision(protocol, runs, f, page);
+}
+
+}  // namespace k3lab::experiments::hybrid_attention

@@ -1,0 +1,126 @@
+// The unit loop: one attempt record, one run_unit, one terminal record per unit, then the window rule.
+#include <chrono>
+#include <map>
+#include <new>
+
+#include "k3lab/core/progress.hpp"
+#include "k3lab/experiments/fault_class.hpp"
+#include "runner_stages.hpp"
+
+namespace k3lab::experiments::stages {
+namespace {
+
+std::string outcome_kind(UnitOutcome::Kind kind) {
+  switch (kind) {
+    case UnitOutcome::Kind::Result: return "result";
+    case UnitOutcome::Kind::Invalid: return "invalid";
+    case UnitOutcome::Kind::Failure: return "failure";
+  }
+  return "failure";
+}
+
+nlohmann::json terminal_record(const UnitLoop& loop, const Unit& unit, const UnitOutcome& outcome, double seconds) {
+  nlohmann::json record = {{"kind", outcome_kind(outcome.kind)}, {"unit", unit.id}, {"spec", unit.spec},
+                           {"data", outcome.data}};
+  if (!outcome.reason.empty()) record["reason"] = outcome.reason;
+  if (!outcome.detail.empty()) record["detail"] = outcome.detail;
+  nlohmann::json timing = outcome.timing.is_object() ? outcome.timing : nlohmann::json::object();
+  timing["unit_seconds"] = seconds;
+  record["timing"] = timing;
+  if (!loop.design.labels.empty()) record["labels"] = loop.design.labels;
+  if (!loop.design.frozen) record["unfrozen"] = true;
+  if (!loop.request.worker.empty()) record["worker"] = loop.request.worker;
+  return record;
+}
+
+// The outcome of one unit, or nullopt when the command must stop with the unit left open (`summary`
+// then says why): an interruption, or a failed data-parallel rank.
+std::optional<UnitOutcome> attempt_unit(const UnitLoop& loop, const Unit& unit, RunEnv& env,
+                                        const std::function<void()>& release_peers, RunSummary& summary) {
+  try {
+    return loop.experiment.run_unit(unit, env);
+  } catch (const std::bad_alloc&) {
+    return UnitOutcome::failure("oom", "out of memory while running the unit");
+  } catch (const core::RankFailure& e) {
+    if (!loop.group) throw;
+    loop.writer.append(rank_failure_note(unit.id, *loop.group, e.what()));
+    release_peers();
+    summary.exit_code = kExitError;
+    summary.message = "a data-parallel rank failed in unit " + unit.id + " (" + e.what() +
+                      "); it stays open: run the same command again to resume it";
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    if (stop_flag().load()) {
+      release_peers();
+      summary.exit_code = kExitInterrupted;
+      summary.message = "interrupted inside unit " + unit.id + "; it will be run again on resume";
+      return std::nullopt;
+    }
+    const auto fault = classify_exception(e);
+    if (!fault.environmental) return UnitOutcome::failure(fault.reason, e.what());
+    release_peers();
+    summary.exit_code = kExitError;
+    summary.message = "unit " + unit.id + " stopped by a fault of the machine (" + fault.reason + ": " + e.what() +
+                      "); nothing was recorded for it. Fix the cause (free disk space, check the device) and run "
+                      "the same command again: it redoes or resumes the unit";
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<nlohmann::json>& terminal,
+               const core::RunDirInfo& run, RunSummary& summary) {
+  std::map<std::string, int> attempts;
+  for (const auto& r : loop.ledger.records) {
+    if (r.value("kind", "") == "attempt") ++attempts[r.value("unit", "")];
+  }
+  core::Progress progress(loop.design.protocol.id, loop.design.units.size(), terminal.size());
+  RunEnv env{loop.design.protocol, loop.design.parameters, loop.request.profile, run.path, run.path / "artifacts",
+             loop.design.frozen, loop.request.options, nullptr, nullptr, &stop_flag()};
+  env.distributed = loop.group;
+  const bool frozen = loop.design.frozen;
+  env.note = [&writer = loop.writer, frozen](const std::string& unit, nlohmann::json record) {
+    record["unit"] = unit;
+    if (!frozen) record["unfrozen"] = true;
+    writer.append(std::move(record));
+  };
+  env.progress = [&progress](double f) { progress.within_unit(f); };
+  // The other ranks wait between units while rank 0 measures and records alone.
+  auto release_peers = [&](std::size_t index, bool more) {
+    if (loop.group) loop.group->share_from_root("unit-" + std::to_string(index), more ? "continue" : "stop", kPeerWait);
+  };
+
+  for (std::size_t index = 0; index < todo.size(); ++index) {
+    const Unit* unit = todo[index];
+    if (stop_flag().load()) {
+      summary.exit_code = kExitInterrupted;
+      summary.message = "interrupted; finished units are kept. Run the same command again to resume";
+      break;
+    }
+    nlohmann::json attempt_record = {{"kind", "attempt"}, {"unit", unit->id}, {"attempt", ++attempts[unit->id]}};
+    if (!loop.request.worker.empty()) attempt_record["worker"] = loop.request.worker;
+    if (loop.group) attempt_record["world_size"] = loop.group->world_size();
+    loop.writer.append(attempt_record);
+
+    const auto started = std::chrono::steady_clock::now();
+    const auto outcome = attempt_unit(loop, *unit, env, [&] { release_peers(index, false); }, summary);
+    if (!outcome) break;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    terminal.push_back(loop.writer.append(terminal_record(loop, *unit, *outcome, seconds)));
+    ++summary.ran_now;
+    progress.advance();
+
+    const auto verdict = loop.experiment.check_window(loop.design.protocol, loop.design.parameters, terminal);
+    release_peers(index, !verdict.stop && !stop_flag().load());
+    if (verdict.stop) {
+      loop.writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});
+      summary.exit_code = kExitWindowStopped;
+      summary.message = "the window rule stopped this run: " + verdict.reason;
+      break;
+    }
+  }
+  progress.finish();
+}
+
+}  // namespace k3lab::experiments::stages

@@ -1,0 +1,31 @@
+#pragma once
+// Files in tests: whole-file reads, a folder as a map of bytes, the repository's protocols, and
+// unified diffs of files and folders for failure messages.
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace k3lab::testing {
+
+// The repository root this suite was built from.
+std::filesystem::path source_dir();
+
+// The bytes of `file`; throws when it cannot be read.
+std::string read_file(const std::filesystem::path& file);
+
+// Every regular file under `root`, keyed by its path relative to `root` ('/'-separated).
+std::map<std::string, std::string> read_tree(const std::filesystem::path& root);
+
+// Copies the repository's protocol files (and freeze records) into `dir`/experiments; returns it.
+std::filesystem::path copy_protocols(const std::filesystem::path& dir);
+
+// A unified diff (3 lines of context) from `expected` to `actual`, at most `max_lines` lines long;
+// empty when they are equal.
+std::string unified_diff(const std::string& expected, const std::string& actual, const std::string& expected_name,
+                         const std::string& actual_name, std::size_t max_lines = 200);
+
+// Empty when both folders hold the same files with the same bytes; otherwise names the missing and
+// the extra files, and gives a unified diff of the first file (by name) whose bytes differ.
+std::string tree_difference(const std::filesystem::path& expected, const std::filesystem::path& actual);
+
+}  // namespace k3lab::testing

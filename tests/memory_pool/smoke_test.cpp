@@ -1,0 +1,63 @@
+// End to end through the generic runner: the smoke profile of memory-pool, then its report page.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "k3lab/core/ledger.hpp"
+#include "k3lab/experiments/experiment.hpp"
+#include "memory_pool/memory_pool_experiment.hpp"
+#include "k3lab/experiments/report_builder.hpp"
+#include "k3lab/experiments/runner.hpp"
+#include "k3lab/report/page.hpp"
+
+namespace k3lab::experiments {
+namespace {
+
+const std::filesystem::path kRoot = K3LAB_SOURCE_DIR;
+
+TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
+  const auto runs = std::filesystem::temp_directory_path() / "k3lab_memory_pool_smoke_runs";
+  std::filesystem::remove_all(runs);
+  RunRequest request;
+  request.experiment_id = "memory-pool";
+  request.profile = "smoke";
+  request.runs_root = runs;
+  request.unfrozen = true;
+  request.fresh = true;
+  request.experiment_factory = [] { return memory_pool::make_experiment(); };
+  request.protocol_file = kRoot / "experiments/memory-pool.json";
+  const RunSummary summary = run_experiment(request);
+  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
+  EXPECT_EQ(summary.planned, 27u);
+  EXPECT_EQ(summary.results, 27u);
+  EXPECT_EQ(summary.invalid + summary.failures, 0u);
+
+  // Same command, same ledger apart from timings and timestamps.
+  const auto first = core::read_ledger(summary.run_dir);
+  RunRequest again = request;
+  again.runs_root = runs / "again";
+  const RunSummary second_summary = run_experiment(again);
+  ASSERT_EQ(second_summary.exit_code, kExitOk) << second_summary.message;
+  const auto second = core::read_ledger(second_summary.run_dir);
+  std::vector<std::string> a, b;
+  for (const auto& r : first.records) {
+    if (r.value("kind", "") == "result") a.push_back(core::deterministic_part(r).dump());
+  }
+  for (const auto& r : second.records) {
+    if (r.value("kind", "") == "result") b.push_back(core::deterministic_part(r).dump());
+  }
+  EXPECT_EQ(a, b);
+
+  const report::Page page = build_page(summary.run_dir, runs);
+  std::size_t charts = 0;
+  for (const auto& block : page.blocks) charts += block.kind == report::Block::Kind::Chart;
+  EXPECT_EQ(charts, 9u);  // three per mix for the retained traces
+  const auto folder = report::render_page(page, runs / "report");
+  EXPECT_TRUE(std::filesystem::exists(folder / "index.md"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "tables" / "memory-pool-decision.csv"));
+  std::filesystem::remove_all(runs);
+}
+
+}  // namespace
+}  // namespace k3lab::experiments
