@@ -32,12 +32,13 @@ StepFailure out_of_memory(const std::string& where, std::int64_t step, const std
 
 // The configuration hash a checkpoint is bound to: the loop's settings and the task's identity.
 std::string configuration_sha256(const LoopConfig& config, const TrainingTask& task) {
-  auto identity = config.to_json();
-  for (const auto& [key, value] : task.identity().items()) {
-    if (identity.contains(key)) throw std::logic_error("trainer: the task's identity repeats the loop setting \"" + key + "\"");
-    identity[key] = value;
+  auto hashed = config.to_json();
+  const auto identity = task.identity();
+  for (const auto& [key, value] : identity.items()) {
+    if (hashed.contains(key)) throw std::logic_error("trainer: the task's identity repeats the loop setting \"" + key + "\"");
+    hashed[key] = value;
   }
-  return core::sha256_hex(identity.dump());
+  return core::sha256_hex(hashed.dump());
 }
 
 // What the micro-batches of one step produced on this rank.

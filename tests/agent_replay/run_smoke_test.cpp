@@ -18,6 +18,12 @@
 namespace k3lab::agent_replay_test {
 namespace {
 
+// The catalog of a report built from this module alone.
+experiments::Catalog one_module_catalog() {
+  return {{"agent-replay"}, [](const std::string&) { return experiments::agent_replay::make_experiment(); }};
+}
+
+
 using nlohmann::json;
 using experiments::RunRequest;
 
@@ -115,7 +121,7 @@ TEST(AgentReplaySmoke, EveryFaultShowsItsEffectAndOnlyTheNoKeyArmDuplicatesAMuta
     EXPECT_EQ(no_key["success"].get<bool>(), task != 5) << task;
   }
 
-  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs");
+  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   const auto folder = report::render_page(page, dir.path() / "report");
   const std::string md = read_file(folder / "index.md");
   EXPECT_NE(md.find(kSimulated), std::string::npos);
@@ -178,7 +184,7 @@ TEST(AgentReplaySmoke, AnEndpointThatKeepsDroppingInvalidatesTheWindow) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["kind"], "invalid");
   EXPECT_EQ(records[0]["reason"], "transport-exhausted");
-  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs");
+  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   const auto folder = report::render_page(page, dir.path() / "report");
   EXPECT_NE(read_file(folder / "index.md").find("This window is invalid"), std::string::npos);
 }

@@ -179,6 +179,17 @@ TEST(Process, SeparateStreamsExitCodeEnvironmentAndFolder) {
   EXPECT_EQ(r.output(), r.out + r.err);
 }
 
+TEST(Process, ARelativeProgramPathStillWorksInAnotherFolder) {
+  TempDir dir;
+  ProcessOptions options;
+  options.cwd = dir / "a/b/c/d/e";  // deeper than the test's folder, so ../ paths lead elsewhere
+  std::filesystem::create_directories(options.cwd);
+  const auto shell = std::filesystem::relative("/bin/sh");
+  ASSERT_TRUE(shell.is_relative()) << shell;
+  const auto r = run_program(shell, {"-c", "exit 3"}, options);
+  EXPECT_EQ(r.exit_code, 3) << r.output();
+}
+
 TEST(Process, KillAfterEndsAProcessWithSigkill) {
   ProcessOptions options;
   options.kill_after = std::chrono::milliseconds(50);

@@ -20,6 +20,12 @@
 namespace k3lab::context_probe_test {
 namespace {
 
+// The catalog of a report built from this module alone.
+experiments::Catalog one_module_catalog() {
+  return {{"context-probe"}, [](const std::string&) { return experiments::context_probe::make_experiment(); }};
+}
+
+
 namespace cp = experiments::context_probe;
 using experiments::RunRequest;
 
@@ -87,7 +93,7 @@ TEST(ContextProbeSmoke, EmbeddedMockRunsTheWholeMatrixAndTheReportSaysSimulated)
   EXPECT_GE(passes, 16u);
 
   const auto report_dir = dir.path() / "report";
-  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs");
+  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   const auto folder = report::render_page(page, report_dir);
   const std::string md = read_file(folder / "index.md");
   EXPECT_NE(md.find(kSimulated), std::string::npos);
@@ -153,7 +159,7 @@ TEST(ContextProbeSmoke, AKeyedRunStoresNeitherTheKeyNorRawReasoning) {
   const auto summary = experiments::run_experiment(request);
   ASSERT_EQ(summary.exit_code, 0) << summary.message;
   EXPECT_EQ(summary.results, 30u);
-  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs");
+  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   report::render_page(page, dir.path() / "report");
 
   EXPECT_TRUE(files_containing(dir.path(), key).empty());
@@ -221,7 +227,7 @@ TEST(ContextProbeSmoke, FailedScoredCellsBeyondFivePercentStopTheWindowAndTheRep
   bool window_record = false;
   for (const auto& r : core::read_ledger(summary.run_dir).records) window_record |= r.value("kind", "") == "window";
   EXPECT_TRUE(window_record);
-  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs");
+  const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   const auto folder = report::render_page(page, dir.path() / "report");
   const std::string md = read_file(folder / "index.md");
   EXPECT_NE(md.find("STOPPED by the window rule"), std::string::npos);

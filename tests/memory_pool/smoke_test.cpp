@@ -14,6 +14,12 @@
 namespace k3lab::experiments {
 namespace {
 
+// The catalog of a report built from this module alone.
+experiments::Catalog one_module_catalog() {
+  return {{"memory-pool"}, [](const std::string&) { return memory_pool::make_experiment(); }};
+}
+
+
 const std::filesystem::path kRoot = K3LAB_SOURCE_DIR;
 
 TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
@@ -49,7 +55,7 @@ TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   }
   EXPECT_EQ(a, b);
 
-  const report::Page page = build_page(summary.run_dir, runs);
+  const report::Page page = build_page(summary.run_dir, runs, one_module_catalog());
   std::size_t charts = 0;
   for (const auto& block : page.blocks) charts += block.kind == report::Block::Kind::Chart;
   EXPECT_EQ(charts, 9u);  // three per mix for the retained traces

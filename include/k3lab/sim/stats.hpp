@@ -1,11 +1,15 @@
 #pragma once
 // The few statistics the memory-pool report needs, written here so that they are inspectable:
-// nearest-rank percentiles, and the mean with a Student-t 95% interval over seeded traces (the t
-// quantile is report::student_t_quantile).
+// nearest-rank percentiles, and the mean with a Student-t 95% interval over seeded traces.
 #include <cstdint>
 #include <vector>
 
 namespace k3lab::sim {
+
+// P(T <= t) for Student's t with `df` degrees of freedom (regularized incomplete beta).
+double student_t_cdf(double t, double df);
+// The t with P(T <= t) = p, for 0 < p < 1.
+double student_t_quantile(double p, double df);
 
 struct MeanInterval {
   std::size_t n = 0;
