@@ -44,7 +44,7 @@ std::string arm_schedule(const BenchArm& arm, std::int64_t layers) {
 
 // The caller's arms, or the subset the "arms" option names.
 std::vector<BenchArm> selected_arms(const nlohmann::json& options, const std::vector<BenchArm>& arms) {
-  if (arms.empty()) throw std::invalid_argument("bench train: no arms given; the caller passes the arms to compare");
+  if (arms.empty()) throw std::invalid_argument("no arms given; the caller passes the arms to compare");
   if (!options.contains("arms")) return arms;
   std::vector<BenchArm> selected;
   std::string known;

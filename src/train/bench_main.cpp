@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "k3lab/kernels/torch_ops.hpp"
+#include "k3lab/models/kernel_registration.hpp"
 #include "k3lab/train/bench.hpp"
 
 int main(int argc, char** argv) {
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     options[pair.substr(0, eq)] = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
   }
   // On CUDA the KDA arms then run the k3lab kernels, as `k3lab run` does.
-  const bool kernels = k3lab::kernels::register_torch_kernels();
+  const bool kernels = k3lab::models::register_cuda_kernels();
   std::cout << "kernels registered for CUDA tensors: " << (kernels ? "yes" : "no (LibTorch path)") << "\n";
   // hybrid-attention's arms, as `k3lab bench train` compares them.
   const std::vector<k3lab::train::BenchArm> arms = {

@@ -79,7 +79,7 @@ ProcessResult run_program(const std::filesystem::path& program, const std::vecto
   const auto out_file = capture / "stdout";
   const auto err_file = capture / "stderr";
   // Absolute, because the child changes folder before it starts the program.
-  std::vector<std::string> argv_strings{program.string()};
+  std::vector<std::string> argv_strings{std::filesystem::absolute(program).string()};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   auto env_strings = child_environment(options.env);
   auto argv = pointers(argv_strings);

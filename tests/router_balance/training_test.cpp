@@ -56,10 +56,9 @@ const Unit kUnit{"arm=quantile-balancing/seed=5101", {{"arm", "quantile-balancin
 // of the run is done (never with 0).
 UnitOutcome run_unit_in(const std::filesystem::path& run_dir, double stop_at = 0) {
   std::atomic<bool> stop{false};
-  RunEnv env{protocol(), smoke_parameters(), "smoke", run_dir, run_dir / "artifacts"};
-  env.options = {{"device", "cpu"}, {"threads", 1}};
-  env.stop_requested = &stop;
-  env.progress = [&](double fraction) { stop.store(stop_at > 0 && fraction >= stop_at); };
+  const auto progress = [&](double fraction) { stop.store(stop_at > 0 && fraction >= stop_at); };
+  RunEnv env{protocol(), smoke_parameters(), "smoke", run_dir, run_dir / "artifacts", false,
+             {{"device", "cpu"}, {"threads", 1}}, nullptr, progress, &stop, nullptr};
   return run_training_unit(kUnit, env);
 }
 

@@ -30,8 +30,8 @@ ProcessOptions hermetic(const std::filesystem::path& cwd) {
   // The training experiments' floats depend on how many threads OpenBLAS splits a matrix product
   // over (default: one per core), not on --threads. Two is what the fixtures were recorded with
   // (the 2-core development machine's default), so a machine with more cores reproduces them.
-  options.env["OPENBLAS_NUM_THREADS"] = "2";
-  options.env["OMP_NUM_THREADS"] = "2";
+  options.env["OPENBLAS_NUM_THREADS"] = std::string("2");
+  options.env["OMP_NUM_THREADS"] = std::string("2");
   // Endpoint, tokenizer and dataset choices, and a launcher's rank layout: none may leak in.
   for (const char* name : {"MOONSHOT_API_KEY", "K3LAB_BASE_URL", "K3LAB_TOKENIZER_VOCAB", "K3LAB_DATA_DIR",
                            "K3LAB_DIST_TIMEOUT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",

@@ -65,8 +65,8 @@ std::vector<RankRun> run_ranks(const std::filesystem::path& dir, int world,
   return runs;
 }
 
-const TrainResult& one_process() {
-  static const TrainResult r = train(testing::data_parallel_config(), testing::data_parallel_corpus());
+const LmTrainResult& one_process() {
+  static const LmTrainResult r = train(testing::data_parallel_config(), testing::data_parallel_corpus());
   return r;
 }
 

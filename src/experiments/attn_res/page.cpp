@@ -68,10 +68,10 @@ const Extract kThroughput = [](const UnitMetrics& m) { return m.train_tokens_per
 const Extract kAllocatorPeak = [](const UnitMetrics& m) { return m.peak_training_bytes; };
 
 void add_loss_by_seed(const ByArm& by_arm, report::Page& page) {
-  report::Table t;
-  t.id = "validation-loss-by-seed";
-  t.title = "Validation loss at the token budget by seed, and the paired relative improvement over ordinary residuals";
-  t.columns = {"seed"};
+  auto t = training::make_table(
+      "validation-loss-by-seed",
+      "Validation loss at the token budget by seed, and the paired relative improvement over ordinary residuals",
+      {"seed"});
   for (const auto& arm : arm_ids()) t.columns.push_back(arm);
   for (const auto& arm : kAttnResArms) t.columns.push_back(arm + " relative improvement");
   std::map<std::uint64_t, bool> seeds;
@@ -111,11 +111,10 @@ void add_loss_by_seed(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_paired_gain(const ByArm& by_arm, const Decision& d, report::Page& page) {
-  report::Table t;
-  t.id = "paired-gain";
-  t.title = "Paired per-seed relative improvement over ordinary residuals (validation loss at the budget)";
-  t.columns = {"arm", "paired seeds", "mean relative improvement", "bootstrap CI low", "bootstrap CI high",
-               "seeds improved", "gain claimed"};
+  auto t = training::make_table(
+      "paired-gain", "Paired per-seed relative improvement over ordinary residuals (validation loss at the budget)",
+      {"arm", "paired seeds", "mean relative improvement", "bootstrap CI low", "bootstrap CI high", "seeds improved",
+       "gain claimed"});
   for (const auto& arm : kAttnResArms) {
     const auto pairs = paired_losses(by_arm, arm);
     if (pairs.seeds.empty()) {
@@ -135,12 +134,12 @@ void add_paired_gain(const ByArm& by_arm, const Decision& d, report::Page& page)
 }
 
 void add_engineering(const ByArm& by_arm, const Decision& d, report::Page& page) {
-  report::Table t;
-  t.id = "engineering-constraints";
-  t.title = "Stored residual memory, throughput and parameters against ordinary residuals (seed means)";
-  t.columns = {"arm", "parameters", "AttnRes parameters", "stored residual sources", "stored residual bytes",
-               "memory regression", "training tokens/s (timing)", "throughput regression",
-               "peak training bytes (allocator)", "allocator peak regression"};
+  auto t =
+      training::make_table("engineering-constraints",
+                           "Stored residual memory, throughput and parameters against ordinary residuals (seed means)",
+                           {"arm", "parameters", "AttnRes parameters", "stored residual sources",
+                            "stored residual bytes", "memory regression", "training tokens/s (timing)",
+                            "throughput regression", "peak training bytes (allocator)", "allocator peak regression"});
   const auto base_memory = seed_mean(by_arm, kBaseline, kResidualBytes);
   const auto base_speed = seed_mean(by_arm, kBaseline, kThroughput);
   const auto base_peak = seed_mean(by_arm, kBaseline, kAllocatorPeak);
@@ -179,11 +178,10 @@ void add_block_vs_full(const ByArm& by_arm, report::Page& page) {
   };
   const double f = mean_improvement(full), b = mean_improvement(block);
   const auto fraction = fraction_of_gain(b, f);
-  report::Table t;
-  t.id = "block-vs-full";
-  t.title = "Block AttnRes: the fraction of Full AttnRes's gain it recovers, beside their residual memory";
-  t.columns = {"Full mean relative improvement", "Block mean relative improvement", "fraction of Full's gain",
-               "Block / Full stored residual memory"};
+  auto t = training::make_table(
+      "block-vs-full", "Block AttnRes: the fraction of Full AttnRes's gain it recovers, beside their residual memory",
+      {"Full mean relative improvement", "Block mean relative improvement", "fraction of Full's gain",
+       "Block / Full stored residual memory"});
   t.rows.push_back({f, b, fraction ? report::Cell(*fraction) : report::Cell("undefined: Full gained nothing"),
                     *block_memory / *full_memory});
   t.caption = "Means over each arm's seeds paired with ordinary residuals. The fraction is Block's mean improvement "
@@ -192,16 +190,14 @@ void add_block_vs_full(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_depth_attention(const ByArm& by_arm, report::Page& page) {
-  report::Table t;
-  t.id = "depth-attention";
-  t.title = "Depth-attention statistics at the token budget (seed means over aggregations with at least two sources)";
-  t.columns = {"arm", "aggregations", "entropy (nats)", "entropy / ln(sources)", "block preference diversity",
-               "recent-source collapse fraction"};
-  report::Chart chart;
-  chart.id = "depth-attention-entropy";
-  chart.title = "Depth-attention entropy / ln(sources) at every checkpoint (seed mean)";
-  chart.x_label = "training tokens";
-  chart.y_label = "normalised entropy";
+  auto t = training::make_table(
+      "depth-attention",
+      "Depth-attention statistics at the token budget (seed means over aggregations with at least two sources)",
+      {"arm", "aggregations", "entropy (nats)", "entropy / ln(sources)", "block preference diversity",
+       "recent-source collapse fraction"});
+  auto chart = training::line_chart("depth-attention-entropy",
+                                    "Depth-attention entropy / ln(sources) at every checkpoint (seed mean)",
+                                    "training tokens", "normalised entropy");
   for (const auto& arm : kAttnResArms) {
     if (!by_arm.count(arm)) continue;
     const auto& runs = by_arm.at(arm);
@@ -237,11 +233,10 @@ void add_depth_attention(const ByArm& by_arm, report::Page& page) {
   page.add_table(std::move(t));
   page.add_chart(std::move(chart));
 
-  report::Table by_aggregation;
-  by_aggregation.id = "depth-attention-by-aggregation";
-  by_aggregation.title = "Each aggregation at the token budget (seed means)";
-  by_aggregation.columns = {"arm", "consumer", "reads", "sources", "entropy (nats)", "diversity",
-                            "weight on the most recent source", "seeds collapsed"};
+  auto by_aggregation =
+      training::make_table("depth-attention-by-aggregation", "Each aggregation at the token budget (seed means)",
+                           {"arm", "consumer", "reads", "sources", "entropy (nats)", "diversity",
+                            "weight on the most recent source", "seeds collapsed"});
   for (const auto& arm : kAttnResArms) {
     if (!by_arm.count(arm)) continue;
     const auto& runs = by_arm.at(arm);
@@ -277,16 +272,11 @@ void add_depth_attention(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_gradient_norms(const ByArm& by_arm, report::Page& page) {
-  report::Chart chart;
-  chart.id = "gradient-norm-by-depth";
-  chart.title = "Gradient norm of every sublayer's parameters at the token budget (seed mean)";
-  chart.x_label = "sublayer (2l: attention of layer l, 2l+1: its MLP)";
-  chart.y_label = "gradient L2 norm";
+  auto chart = training::line_chart("gradient-norm-by-depth",
+                                    "Gradient norm of every sublayer's parameters at the token budget (seed mean)",
+                                    "sublayer (2l: attention of layer l, 2l+1: its MLP)", "gradient L2 norm");
   chart.log_y = true;
-  report::Table t;
-  t.id = "gradient-norm-by-depth";
-  t.title = chart.title;
-  t.columns = {"sublayer", "kind"};
+  auto t = training::make_table("gradient-norm-by-depth", chart.title, {"sublayer", "kind"});
   std::size_t sublayers = 0;
   for (const auto& arm : arm_ids()) {
     if (!by_arm.count(arm)) continue;
@@ -338,10 +328,8 @@ void add_loss_chart(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const Decision& d, report::Page& page) {
-  report::Table t;
-  t.id = "decision";
-  t.title = "Predeclared decision rule (paired seeds at the token budget)";
-  t.columns = {"arm", "condition", "values", "holds"};
+  auto t = training::make_table("decision", "Predeclared decision rule (paired seeds at the token budget)",
+                                {"arm", "condition", "values", "holds"});
   const double base_memory = *seed_mean(by_arm, kBaseline, kResidualBytes);
   const auto base_speed = seed_mean(by_arm, kBaseline, kThroughput);
   for (const auto& arm : kAttnResArms) {

@@ -19,23 +19,10 @@ namespace {
 
 using Runs = training::ArmRuns<UnitMetrics>;
 
-const std::vector<training::ArmMetric<UnitMetrics>>& final_metrics() {
-  using training::metric_of;
-  static const std::vector<training::ArmMetric<UnitMetrics>> metrics = {
-      metric_of<UnitMetrics>("validation loss at the budget", [](const UnitMetrics& m) { return m.final_validation_loss; }),
-      metric_of<UnitMetrics>("training loss (last step)", [](const UnitMetrics& m) { return m.final_training_loss; }),
-      metric_of<UnitMetrics>("update-norm dispersion (CV across heads, mean over logged steps)", [](const UnitMetrics& m) { return m.mean_dispersion; }),
-      metric_of<UnitMetrics>("head diversity at the budget (mean pairwise subspace distance)", [](const UnitMetrics& m) { return m.final_head_diversity; }),
-      metric_of<UnitMetrics>("optimizer step time (s, wall clock)", [](const UnitMetrics& m) { return m.step_time_s.value_or(0.0); }),
-  };
-  return metrics;
-}
-
 void add_selection_table(const Parameters& p, const std::vector<nlohmann::json>& terminal, report::Page& page) {
-  report::Table t;
-  t.id = "pilot-selection";
-  t.title = "Pilot search: mean validation loss at the pilot budget per configuration, and each arm's selection";
-  t.columns = {"arm", "config", "learning rate", "weight decay", "pilot runs ended", "mean pilot validation loss", "selected"};
+  auto t = training::make_table(
+      "pilot-selection", "Pilot search: mean validation loss at the pilot budget per configuration, and each arm's selection",
+      {"arm", "config", "learning rate", "weight decay", "pilot runs ended", "mean pilot validation loss", "selected"});
   for (const auto& arm : arm_ids()) {
     const auto s = select_configuration(p, arm, terminal);
     for (const auto& score : s.scores) {
@@ -50,6 +37,18 @@ void add_selection_table(const Parameters& p, const std::vector<nlohmann::json>&
   t.caption = std::string("Selection rule: ") + kSelectionRule + ". Recomputed here from the pilot terminal records; "
               "each confirmatory record also stores the selection it used.";
   page.add_table(std::move(t));
+}
+
+const std::vector<training::ArmMetric<UnitMetrics>>& final_metrics() {
+  using training::metric_of;
+  static const std::vector<training::ArmMetric<UnitMetrics>> metrics = {
+      metric_of<UnitMetrics>("validation loss at the budget", [](const UnitMetrics& m) { return m.final_validation_loss; }),
+      metric_of<UnitMetrics>("training loss (last step)", [](const UnitMetrics& m) { return m.final_training_loss; }),
+      metric_of<UnitMetrics>("update-norm dispersion (CV across heads, mean over logged steps)", [](const UnitMetrics& m) { return m.mean_dispersion; }),
+      metric_of<UnitMetrics>("head diversity at the budget (mean pairwise subspace distance)", [](const UnitMetrics& m) { return m.final_head_diversity; }),
+      metric_of<UnitMetrics>("optimizer step time (s, wall clock)", [](const UnitMetrics& m) { return m.step_time_s.value_or(0.0); }),
+  };
+  return metrics;
 }
 
 void add_confirmatory(const Runs& runs, report::Page& page) {
@@ -108,11 +107,8 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const Run
   decision.rows.push_back({"(b) end-task quality higher?", "not measured (no suite declared)", "not measured"});
   decision.rows.push_back({"(c) step-time overhead at most " + report::format_significant(100 * p.max_step_time_overhead, 3) + "%?",
                            effect_text(step_time), yes_no(d.cost_acceptable)});
-  for (const auto& arm : arm_ids()) {
-    decision.rows.push_back({"confirmatory failures of " + arm + " (outcomes of the arm, not in the pairs)",
-                             std::to_string(runs.failures_of(arm)), ""});
-  }
-  decision.rows.push_back({"verdict", "", gate.open() ? (d.supported() ? "supported" : "not supported") : "not final"});
+  training::add_failure_rows(decision, "confirmatory failures", arm_ids(), runs);
+  training::add_verdict_row(decision, gate, d.supported() ? "supported" : "not supported");
   decision.caption = gate.not_final("confirmatory runs") + "AdamW is reported beside both in the confirmatory table. " +
                      protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));

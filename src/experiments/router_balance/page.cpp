@@ -155,7 +155,7 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const Dec
   decision.rows.push_back({"(c) upper end of the relative final-loss change <= +" +
                                report::format_significant(100 * p.max_relative_loss_increase, 3) + "%?",
                            effect_text(loss_i), yes_no(d.loss_within_budget)});
-  decision.rows.push_back({"verdict", "", gate.open() ? (d.supported() ? "supported" : "not supported") : "not final"});
+  training::add_verdict_row(decision, gate, d.supported() ? "supported" : "not supported");
   decision.caption = gate.not_final() + "Pairs: " + std::to_string(inputs.pairs) + " seeds. " +
                      protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));

@@ -126,11 +126,8 @@ void add_decision(const core::Protocol& protocol, const Runs& runs, std::size_t 
                            yes_no(d.quality_lost)});
   decision.rows.push_back({"loss spikes (reported beside the rule)", effect_text(intervals.at("loss spikes")), ""});
   decision.rows.push_back({"saturation time (reported beside the rule)", effect_text(intervals.at("saturation time")), ""});
-  for (const auto& arm : arm_ids()) {
-    decision.rows.push_back({"numerical failures of " + arm + " (outcomes of the arm, not in the pairs)",
-                             std::to_string(runs.failures_of(arm)), ""});
-  }
-  decision.rows.push_back({"verdict", "", gate.open() ? to_string(d.verdict) : std::string("not final")});
+  training::add_failure_rows(decision, "numerical failures", arm_ids(), runs);
+  training::add_verdict_row(decision, gate, to_string(d.verdict));
   decision.caption = gate.not_final() + "Pairs: " + std::to_string(pairs) + " seeds with a result in both arms. "
                      "k3lab reads the rule's \"activation p99.9\" as the hidden product's (the tensor SiTU-GLU bounds) "
                      "and its \"quantization error\" as the FFN output's; the other tensors are in the paired table. " +
