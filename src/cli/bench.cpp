@@ -94,7 +94,7 @@ const std::vector<BenchEntry>& bench_table() {
        "d_model [256], n_layers [4], n_heads [4], head_dim [64], mla_kv_latent_dim [128], kda_chunk_size [64], "
        "ffn_size [4 x d_model], vocab_size [256], sequence_length [512], batch_rows [4], steps [5], warmup [2], "
        "device [auto], threads [0], peak_flops, arms, output [md|json]",
-       [](const Options& o, std::ostream& out) { return train::run_train_bench(o, out); }},
+       [](const Options& o, std::ostream& out) { return train::run_train_bench(o, out, train::default_bench_arms()); }},
       {"sse", "SSE framing and chat-chunk decoding throughput on a synthetic 64 MiB Kimi-shaped stream", "",
        [](const Options& o, std::ostream& out) {
          return run_without_options(o, "sse", [&] {

@@ -204,4 +204,8 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
   }
 }
 
+std::vector<BenchArm> default_bench_arms() {
+  return {{"full-attention", "M"}, {"all-kda", "K"}, {"hybrid-3kda-1mla", "KKKM"}};
+}
+
 }  // namespace k3lab::train

@@ -25,8 +25,5 @@ int main(int argc, char** argv) {
   // On CUDA the KDA arms then run the k3lab kernels, as `k3lab run` does.
   const bool kernels = k3lab::models::register_cuda_kernels();
   std::cout << "kernels registered for CUDA tensors: " << (kernels ? "yes" : "no (LibTorch path)") << "\n";
-  // hybrid-attention's arms, as `k3lab bench train` compares them.
-  const std::vector<k3lab::train::BenchArm> arms = {
-      {"full-attention", "M"}, {"all-kda", "K"}, {"hybrid-3kda-1mla", "KKKM"}};
-  return k3lab::train::run_train_bench(options, std::cout, arms);
+  return k3lab::train::run_train_bench(options, std::cout, k3lab::train::default_bench_arms());
 }

@@ -61,7 +61,9 @@ std::filesystem::path only_run_dir(const std::filesystem::path& out) {
   std::vector<std::filesystem::path> dirs;
   const auto root = out / "hybrid-attention";
   if (std::filesystem::exists(root)) {
-    for (const auto& entry : std::filesystem::directory_iterator(root)) dirs.push_back(entry.path());
+    for (const auto& entry : std::filesystem::directory_iterator(root)) {
+      if (entry.is_directory()) dirs.push_back(entry.path());  // not the runner's lock file beside the run dirs
+    }
   }
   if (dirs.size() != 1) throw std::runtime_error("expected one run dir under " + root.string());
   return dirs.front();

@@ -28,6 +28,10 @@ struct BenchArm {
   std::string pattern;
 };
 
+// The arms `k3lab bench train` and k3lab_train_bench compare when given none: hybrid-attention's three
+// designs (full attention "M", all-KDA "K", 3 KDA : 1 MLA "KKKM"), the shapes issue 17's throughput goals name.
+std::vector<BenchArm> default_bench_arms();
+
 // Prints one row per arm; returns 0, or 2 with a message on stderr for bad options (and for no arms:
 // the caller passes them).
 int run_train_bench(const nlohmann::json& options, std::ostream& out, const std::vector<BenchArm>& arms = {});
