@@ -58,7 +58,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
 
 std::unique_ptr<Experiment> make_experiment() {
   return training::make_proxy_experiment<Parameters>(
-      {.id = "attn-res", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+      {.parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
        .plan = plan_details, .run = run_training_unit, .results = add_results,
        .records = {.caption = "Seeds are paired across the three arms; a crash or OOM is a recorded arm failure, never "
                               "a silently shrunk batch."}});

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "hybrid_attention/decision.hpp"
 #include "hybrid_attention/unit_metrics.hpp"
 #include "hybrid_attention/units.hpp"
 #include "k3lab/experiments/training/arm_runs.hpp"
@@ -165,33 +166,27 @@ void add_frontier(const Runs& runs, const Frame& f, report::Page& page) {
 
 void add_decision(const core::Protocol& protocol, const Runs& runs, const Frame& f, report::Page& page) {
   const std::int64_t longest = f.longest;
-  auto mean_of = [&](const std::string& arm, const Extract& e) { return report::mean(values_of(runs.by_arm.at(arm), e)); };
-  const Extract retrieval_e = [longest](const UnitMetrics& m) { return std::optional<double>(m.retrieval_at(longest)); };
-  const Extract memory_e = [longest](const UnitMetrics& m) { return std::optional<double>(m.inference_memory_at(longest)); };
-  const double r_h = mean_of("hybrid-3kda-1mla", retrieval_e), r_k = mean_of("all-kda", retrieval_e),
-               r_f = mean_of("full-attention", retrieval_e);
-  const double m_h = mean_of("hybrid-3kda-1mla", memory_e), m_k = mean_of("all-kda", memory_e),
-               m_f = mean_of("full-attention", memory_e);
-  const bool a = r_h > r_k;
-  const bool b = m_h < m_f;
-  std::optional<bool> c;
-  double line = 0;
-  if (m_f != m_k) {
-    line = r_k + (r_f - r_k) * (m_h - m_k) / (m_f - m_k);
-    c = r_h > line;
-  }
+  auto point = [&](const std::string& arm) {
+    const auto& arm_runs = runs.by_arm.at(arm);
+    return ArmPoint{report::mean(values_of(arm_runs, [longest](const UnitMetrics& m) { return m.retrieval_at(longest); })),
+                    report::mean(values_of(arm_runs, [longest](const UnitMetrics& m) { return m.inference_memory_at(longest); }))};
+  };
+  const auto hybrid = point("hybrid-3kda-1mla"), kda = point("all-kda"), full = point("full-attention");
+  const auto d = decide(hybrid, kda, full);
   auto decision = training::make_table(
       "decision", "Predeclared decision rule (seed means at the budget, longest probe length " + std::to_string(longest) + ")",
       {"condition", "values", "holds"});
   auto num = [](double v) { return report::format_significant(v, 4); };
   using training::yes_no;
-  decision.rows.push_back({"(a) hybrid retrieval > all-KDA retrieval", num(r_h) + " vs " + num(r_k), yes_no(a)});
-  decision.rows.push_back({"(b) hybrid inference memory < full-attention", num(m_h) + " vs " + num(m_f), yes_no(b)});
+  decision.rows.push_back({"(a) hybrid retrieval > all-KDA retrieval", num(hybrid.retrieval) + " vs " + num(kda.retrieval),
+                           yes_no(d.retrieval_above_kda)});
+  decision.rows.push_back({"(b) hybrid inference memory < full-attention", num(hybrid.memory) + " vs " + num(full.memory),
+                           yes_no(d.memory_below_full)});
   decision.rows.push_back({"(c) hybrid above the all-KDA/full-attention line",
-                           c ? num(r_h) + " vs line " + num(line) : std::string("undefined: equal memory"),
-                           c ? yes_no(*c) : std::string("undefined")});
-  const bool supported = a && b && c.value_or(false);
-  decision.caption = std::string("Hypothesis ") + (supported ? "SUPPORTED" : "NOT SUPPORTED") +
+                           d.above_frontier ? num(hybrid.retrieval) + " vs line " + num(d.frontier_retrieval)
+                                            : std::string("undefined: equal memory"),
+                           d.above_frontier ? yes_no(*d.above_frontier) : std::string("undefined")});
+  decision.caption = std::string("Hypothesis ") + (d.supported() ? "SUPPORTED" : "NOT SUPPORTED") +
                      " at this proxy size, data, kernels and budget. " + protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));
 }

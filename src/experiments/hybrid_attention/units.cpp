@@ -59,7 +59,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
 
 std::unique_ptr<Experiment> make_experiment() {
   return training::make_proxy_experiment<Parameters>(
-      {.id = "hybrid-attention", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+      {.parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
        .plan = plan_details, .run = run_training_unit, .results = add_results,
        .records = {.caption = "Complete every valid run before reading aggregate results; a run past the safety "
                               "timeout is incomplete, never a comparison."},

@@ -115,7 +115,7 @@ std::unique_ptr<Experiment> make_experiment() {
         return spec.value("phase", "?") + " / " + spec.at("arm").get<std::string>();
       }};
   return training::make_proxy_experiment<Parameters>(
-      {.id = "per-head-muon", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+      {.parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
        .plan = plan_details, .run = run_training_unit, .results = add_results, .records = std::move(records),
        // A confirmatory unit that found its arm's pilots unfinished: every later one would end alike.
        .stop_on_invalid = {kPilotsUnfinished}});

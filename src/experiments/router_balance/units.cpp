@@ -61,7 +61,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
 
 std::unique_ptr<Experiment> make_experiment() {
   return training::make_proxy_experiment<Parameters>(
-      {.id = "router-balance", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+      {.parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
        .plan = plan_details, .run = run_training_unit, .results = add_results,
        .records = {.caption = "Dropped tokens, NaNs and OOMs are outcomes of an arm; a run is excluded only for a "
                               "predeclared hardware or logging failure shared across arms."},

@@ -48,7 +48,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
 
 std::unique_ptr<Experiment> make_experiment() {
   return training::make_proxy_experiment<Parameters>(
-      {.id = "situ-qat", .parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
+      {.parameters = &parameter_set(), .arms = arm_ids(), .units = enumerate_units,
        .plan = plan_details, .run = run_training_unit, .results = add_results,
        .records = {.caption = "Seeds are paired across the two arms; a numerical failure stays in the result unless a "
                               "predeclared logging defect caused it."},

@@ -116,6 +116,7 @@ class ParameterSet {
     declare(fields_);
   }
 
+  const std::string& experiment_id() const { return id_; }
   const core::Schema& schema() const { return *fields_.schema(); }
 
   // Validates (schema, then the rules) and converts; throws std::invalid_argument naming every bad field.

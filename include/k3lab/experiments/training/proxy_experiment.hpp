@@ -22,8 +22,7 @@ namespace k3lab::experiments::training {
 
 template <class P>
 struct ProxyModule {
-  std::string id = {};
-  const ParameterSet<P>* parameters = nullptr;
+  const ParameterSet<P>* parameters = nullptr;  // also names the experiment
   std::vector<std::string> arms = {};  // exactly the protocol's arms
   std::function<std::vector<Unit>(const P&)> units = {};
   std::function<nlohmann::json(const P&, const std::vector<Unit>&)> plan = {};
@@ -56,10 +55,10 @@ class ProxyExperiment final : public Experiment {
  public:
   explicit ProxyExperiment(ProxyModule<P> module) : m_(std::move(module)) {}
 
-  std::string id() const override { return m_.id; }
+  std::string id() const override { return m_.parameters->experiment_id(); }
   const core::Schema& parameter_schema() const override { return m_.parameters->schema(); }
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override {
-    require_arms(m_.id, protocol.arms, m_.arms);
+    require_arms(id(), protocol.arms, m_.arms);
     return m_.units(m_.parameters->parse(parameters));
   }
   nlohmann::json plan_details(const core::Protocol&, const nlohmann::json& parameters,
