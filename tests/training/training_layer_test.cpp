@@ -91,7 +91,7 @@ TEST(Rules, SeedsAndTheTokenScheduleAreChecked) {
   auto j = toy_json();
   j["seeds"] = {3, 3};
   j["batch_tokens"] = 200;        // not whole sequences of 64
-  j["eval_interval_tokens"] = 1000;  // not whole steps, and 4096 is no multiple of it
+  j["eval_interval_tokens"] = 1100;  // not whole 200-token steps, and 4096 is no multiple of it
   const auto message = issues_of(j);
   for (const char* path : {"parameters.seeds", "parameters.batch_tokens", "parameters.eval_interval_tokens",
                            "parameters.token_budget"}) {
@@ -151,6 +151,15 @@ TEST(Gate, TheDecisionWaitsForEveryPlannedRun) {
   const DecisionGate complete{10, 10};
   EXPECT_TRUE(complete.open());
   EXPECT_EQ(complete.not_final(), "");
+}
+
+TEST(PageTables, PairedComparisonsWaitForTwoPairs) {
+  report::Page page;
+  EXPECT_TRUE(too_few_pairs(1, "seeds in both arms", page));
+  ASSERT_EQ(page.blocks.size(), 1u);
+  EXPECT_EQ(page.blocks[0].markdown, "Paired comparisons need at least two seeds in both arms; 1 so far.");
+  EXPECT_FALSE(too_few_pairs(2, "seeds in both arms", page));
+  EXPECT_EQ(page.blocks.size(), 1u);
 }
 
 struct ToyRun : RunIdentity {

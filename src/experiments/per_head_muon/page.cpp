@@ -142,11 +142,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_confirmatory(runs, page);
 
   const auto [treatment, control] = runs.pairs("per-head-muon", "muon");
-  if (control.size() < 2) {
-    page.add_text("Paired comparisons need at least two confirmatory seeds with a result in both Muon arms; " +
-                  std::to_string(control.size()) + " so far.");
-    return;
-  }
+  if (training::too_few_pairs(control.size(), "confirmatory seeds with a result in both Muon arms", page)) return;
   const auto intervals = add_comparisons(p, treatment, control, page);
   add_decision(protocol, p, runs, intervals, page);
 }

@@ -158,11 +158,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_charts(runs, page);
 
   const auto [treatment, control] = runs.pairs("situ-glu", "swiglu");
-  if (control.size() < 2) {
-    page.add_text("Paired comparisons need at least two seeds with a result in both arms; " +
-                  std::to_string(control.size()) + " so far.");
-    return;
-  }
+  if (training::too_few_pairs(control.size(), "seeds with a result in both arms", page)) return;
   const auto p = parse_parameters(records.manifest.at("parameters"));
   const auto intervals = add_comparisons(p, treatment, control, page);
   const training::DecisionGate gate{runs.ended, records.manifest.value("units_planned", static_cast<std::size_t>(0))};

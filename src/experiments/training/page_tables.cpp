@@ -95,6 +95,12 @@ report::Table PairedComparisons::finish(const std::string& block, const std::str
   return std::move(table_);
 }
 
+bool too_few_pairs(std::size_t pairs, const std::string& what, report::Page& page) {
+  if (pairs >= 2) return false;
+  page.add_text("Paired comparisons need at least two " + what + "; " + std::to_string(pairs) + " so far.");
+  return true;
+}
+
 report::Table decision_table(std::string title) {
   report::Table table;
   table.id = "decision";

@@ -167,6 +167,10 @@ std::map<std::string, report::Interval> compare(PairedComparisons& table, const 
   return intervals;
 }
 
+// With fewer than two pairs: says so on the page ("Paired comparisons need at least two <pairs>; <n> so
+// far.") and returns true.
+bool too_few_pairs(std::size_t pairs, const std::string& what, report::Page& page);
+
 // The decision table: "question", "paired effect [interval]", "answer".
 report::Table decision_table(std::string title);
 
