@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "k3lab/core/ledger.hpp"
+#include "k3lab/experiments/training/dense_model.hpp"
 #include "k3lab/models/layer_schedule.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/distributed.hpp"
@@ -33,17 +34,7 @@ nlohmann::json step_time_json(const std::vector<double>& seconds, std::int64_t w
 }  // namespace
 
 models::ModelConfig proxy_model_config(const Parameters& p) {
-  const auto& m = p.model;
-  models::ModelConfig c;
-  c.vocab_size = m.vocab_size;
-  c.hidden_size = m.d_model;
-  c.schedule = models::uniform_schedule(models::MixerKind::Attention, m.n_layers);
-  c.attention.num_heads = m.n_heads;
-  c.attention.head_dim = m.head_dim;
-  c.attention.rope_theta = 10000.0;
-  c.ffn.kind = models::FfnKind::SwiGlu;
-  c.ffn.intermediate_size = m.ffn_hidden;
-  c.tie_embeddings = true;
+  auto c = training::dense_model_config(p.model);
   c.validate();
   return c;
 }
