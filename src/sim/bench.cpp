@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <stdexcept>
 
+#include "k3lab/core/elapsed.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/sim/engine.hpp"
 #include "k3lab/sim/parameters.hpp"
@@ -18,9 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using core::seconds_since;
 
 // CPU time of this thread: the per-core figure must not depend on what else the machine runs.
 double thread_cpu_seconds() {

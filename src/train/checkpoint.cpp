@@ -1,7 +1,13 @@
 #include "k3lab/train/checkpoint.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <sstream>
+#include <functional>
 #include <stdexcept>
 
 #include <torch/serialize.h>
@@ -11,17 +17,131 @@
 namespace k3lab::train {
 namespace {
 
-std::string step_folder(std::int64_t step) { return "step-" + std::to_string(step); }
+namespace fs = std::filesystem;
 
-nlohmann::json read_json(const std::filesystem::path& path) {
+constexpr const char* kPrefix = "ckpt-";
+
+nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("checkpoint: cannot read " + path.string());
+  if (!in) throw std::runtime_error("cannot read " + path.string());
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("checkpoint: " + path.string() + " is not valid JSON (" + e.what() +
-                             "); remove the checkpoint folder to restart the unit from scratch");
+    throw std::runtime_error(path.string() + " is not valid JSON (" + e.what() + ")");
   }
+}
+
+// torch's archive writer does not fsync; a checkpoint is renamed into place only after its files are
+// on disk.
+void fsync_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open " + path.string() + " to flush it: " + std::strerror(errno));
+  const int result = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (result != 0) {
+    throw std::runtime_error("cannot flush " + path.string() + ": " + std::strerror(err) +
+                             (err == ENOSPC ? "; the disk is full: free space and run again" : ""));
+  }
+}
+
+// ckpt-<n> -> n; -1 for any other name (stale .partial folders, files, step-<N> folders of older builds).
+long folder_number(const std::string& name) {
+  if (name.rfind(kPrefix, 0) != 0) return -1;
+  const auto digits = name.substr(std::string(kPrefix).size());
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  return std::stol(digits);
+}
+
+bool is_checkpoint_folder(const fs::directory_entry& entry) {
+  const auto name = entry.path().filename().string();
+  return entry.is_directory() && (folder_number(name) >= 0 || name.rfind("step-", 0) == 0);
+}
+
+// Complete checkpoint folders, newest first (ckpt-<n> by n, then the step-<N> folders of older builds).
+std::vector<std::string> complete_folders(const fs::path& dir) {
+  std::vector<std::string> names;
+  if (!fs::is_directory(dir)) return names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (is_checkpoint_folder(entry)) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const long na = folder_number(a), nb = folder_number(b);
+    return na != nb ? na > nb : a > b;
+  });
+  return names;
+}
+
+void save_archive(const fs::path& file, const std::function<void(torch::serialize::OutputArchive&)>& fill) {
+  torch::serialize::OutputArchive archive;
+  fill(archive);
+  archive.save_to(file.string());
+  fsync_file(file);
+}
+
+// Removes every checkpoint folder but `keep` and every unfinished .partial folder.
+void prune(const fs::path& dir, const std::vector<std::string>& keep) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const auto name = entry.path().filename().string();
+    const bool partial = entry.is_directory() && name.size() > 8 && name.front() == '.' &&
+                         name.compare(name.size() - 8, 8, ".partial") == 0;
+    const bool stale = is_checkpoint_folder(entry) && std::find(keep.begin(), keep.end(), name) == keep.end();
+    if (partial || stale) fs::remove_all(entry.path());
+  }
+  core::fsync_directory(dir);
+}
+
+// One checkpoint read back whole, not yet applied: a torn file fails here, before the model is touched.
+struct ReadCheckpoint {
+  TrainerState state;
+  torch::serialize::InputArchive model;
+  torch::serialize::InputArchive optimizer;
+  std::optional<torch::serialize::InputArchive> task;
+};
+
+void read_checkpoint(const fs::path& folder, const torch::Device& device, const TrainingTask* task,
+                     ReadCheckpoint& read) {
+  read.state = TrainerState::from_json(read_json(folder / "state.json"));
+  read.model.load_from((folder / "model.pt").string(), device);
+  read.optimizer.load_from((folder / "optimizer.pt").string(), device);
+  if (task && task->has_state()) {
+    const auto task_file = folder / "task.pt";
+    if (!fs::exists(task_file)) throw std::runtime_error("it has no task.pt for this task's state");
+    read.task.emplace();
+    read.task->load_from(task_file.string(), device);
+  }
+}
+
+// The folders to try, newest first: latest.json's, the one before it, then any other complete folder.
+// Throws when latest.json names another configuration.
+std::vector<std::string> resume_candidates(const fs::path& dir, const std::string& config_sha256,
+                                           std::vector<nlohmann::json>& notes) {
+  std::vector<std::string> order;
+  const auto latest_path = dir / "latest.json";
+  std::optional<nlohmann::json> latest;
+  if (fs::exists(latest_path)) {
+    try {
+      latest = read_json(latest_path);
+      latest->at("folder").get<std::string>();
+    } catch (const std::exception& e) {
+      latest.reset();
+      notes.push_back({{"checkpoint", "latest.json"}, {"error", e.what()}});
+    }
+  }
+  if (latest) {
+    const std::string recorded = latest->value("config_sha256", "");
+    if (recorded != config_sha256) {
+      throw std::runtime_error("checkpoint " + dir.string() + " belongs to another training configuration (sha256 " +
+                               recorded + ", now " + config_sha256 +
+                               "); it cannot be resumed. Move the folder away to restart this unit from scratch");
+    }
+    order.push_back(latest->at("folder").get<std::string>());
+    if (latest->contains("previous") && (*latest)["previous"].is_string()) order.push_back((*latest)["previous"]);
+  }
+  for (const auto& name : complete_folders(dir)) {
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  }
+  return order;
 }
 
 }  // namespace
@@ -56,79 +176,58 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   return s;
 }
 
-void save_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+void save_checkpoint(const fs::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                      const TrainerState& state, const TrainingTask* task) {
-  const auto folder = dir / step_folder(state.step);
-  std::filesystem::create_directories(folder);
-  {
-    torch::serialize::OutputArchive archive;
-    model.save(archive);
-    archive.save_to((folder / "model.pt").string());
-  }
-  {
-    torch::serialize::OutputArchive archive;
-    optimizer.save(archive);
-    archive.save_to((folder / "optimizer.pt").string());
-  }
+  fs::create_directories(dir);
+  const auto existing = complete_folders(dir);
+  const long number = existing.empty() ? 0 : std::max(0L, folder_number(existing.front())) + 1;
+  const std::string name = kPrefix + std::to_string(number);
+  const auto partial = dir / ("." + name + ".partial");
+  fs::remove_all(partial);
+  fs::create_directory(partial);
+  save_archive(partial / "model.pt", [&](auto& archive) { model.save(archive); });
+  save_archive(partial / "optimizer.pt", [&](auto& archive) { optimizer.save(archive); });
   if (task && task->has_state()) {
-    torch::serialize::OutputArchive archive;
-    task->save_state(archive);
-    archive.save_to((folder / "task.pt").string());
+    save_archive(partial / "task.pt", [&](auto& archive) { task->save_state(archive); });
   }
-  core::write_file_atomically(folder / "state.json", state.to_json().dump());
-  const nlohmann::json latest = {{"step", state.step}, {"folder", step_folder(state.step)},
+  core::write_file_atomically(partial / "state.json", state.to_json().dump());  // fsyncs the folder too
+  fs::rename(partial, dir / name);
+  core::fsync_directory(dir);
+  nlohmann::json previous = nullptr;
+  if (!existing.empty()) previous = existing.front();
+  const nlohmann::json latest = {{"step", state.step}, {"folder", name}, {"previous", previous},
                                  {"config_sha256", state.config_sha256}};
   core::write_file_atomically(dir / "latest.json", latest.dump());
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto name = entry.path().filename().string();
-    if (entry.is_directory() && name.rfind("step-", 0) == 0 && name != step_folder(state.step)) {
-      std::filesystem::remove_all(entry.path());
-    }
-  }
+  std::vector<std::string> keep = {name};
+  if (!existing.empty()) keep.push_back(existing.front());
+  prune(dir, keep);
 }
 
-std::optional<TrainerState> load_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
-                                            torch::optim::Optimizer& optimizer, const std::string& config_sha256,
-                                            TrainingTask* task) {
-  const auto latest_path = dir / "latest.json";
-  if (!std::filesystem::exists(latest_path)) return std::nullopt;
-  const auto latest = read_json(latest_path);
-  const std::string recorded = latest.value("config_sha256", "");
-  if (recorded != config_sha256) {
-    throw std::runtime_error("checkpoint " + dir.string() + " belongs to another training configuration (sha256 " +
-                             recorded + ", now " + config_sha256 +
-                             "); it cannot be resumed. Move the folder away to restart this unit from scratch");
-  }
-  const auto folder = dir / latest.at("folder").get<std::string>();
+CheckpointLoad load_checkpoint(const fs::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                               const std::string& config_sha256, TrainingTask* task) {
+  CheckpointLoad load;
   // Tensors are restored onto the device the model lives on (the optimizer state follows it).
   const auto parameters = model.parameters();
   const torch::Device device = parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
-  auto state = TrainerState::from_json(read_json(folder / "state.json"));
-  if (state.config_sha256 != config_sha256 || state.step != latest.at("step").get<std::int64_t>()) {
-    throw std::runtime_error("checkpoint " + folder.string() + " does not match latest.json; remove " + dir.string() +
-                             " to restart this unit from scratch");
-  }
-  {
-    torch::serialize::InputArchive archive;
-    archive.load_from((folder / "model.pt").string(), device);
-    model.load(archive);
-  }
-  {
-    torch::serialize::InputArchive archive;
-    archive.load_from((folder / "optimizer.pt").string(), device);
-    optimizer.load(archive);
-  }
-  if (task && task->has_state()) {
-    const auto task_file = folder / "task.pt";
-    if (!std::filesystem::exists(task_file)) {
-      throw std::runtime_error("checkpoint " + folder.string() + " has no task.pt for this task's state; remove " +
-                               dir.string() + " to restart this unit from scratch");
+  for (const auto& name : resume_candidates(dir, config_sha256, load.notes)) {
+    ReadCheckpoint read;
+    try {
+      read_checkpoint(dir / name, device, task, read);
+      if (read.state.config_sha256 != config_sha256) throw std::runtime_error("it belongs to another configuration");
+    } catch (const std::exception& e) {
+      load.notes.push_back({{"checkpoint", name}, {"error", e.what()}});
+      continue;
     }
-    torch::serialize::InputArchive archive;
-    archive.load_from(task_file.string(), device);
-    task->restore_state(archive);
+    model.load(read.model);
+    optimizer.load(read.optimizer);
+    if (read.task) task->restore_state(*read.task);
+    for (auto& note : load.notes) note["action"] = "resumed from " + name + " (step " + std::to_string(read.state.step) + ")";
+    load.state = std::move(read.state);
+    load.folder = name;
+    return load;
   }
-  return state;
+  for (auto& note : load.notes) note["action"] = "no checkpoint loads: the unit restarts from step 0";
+  return load;
 }
 
 }  // namespace k3lab::train

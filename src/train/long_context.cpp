@@ -7,13 +7,14 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/core/elapsed.hpp"
 #include "k3lab/train/device.hpp"
 
 namespace k3lab::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using core::seconds_since;
 
 torch::Tensor rows_tensor(std::span<const std::int64_t> tokens, std::int64_t rows, std::int64_t length) {
   // (rows, length) int64 on the CPU, a copy.

@@ -163,12 +163,13 @@ void MuonOptimizer::load(torch::serialize::InputArchive& archive) {
 
 std::vector<ParameterPlan> plan_parameters(MuonVariant variant, const std::vector<std::string>& names,
                                            const std::vector<torch::Tensor>& params,
-                                           const std::vector<std::string>& per_head_projections) {
+                                           const std::vector<std::string>& per_head_projections,
+                                           const DecayRule* decay) {
   std::vector<ParameterPlan> plans;
   for (std::size_t i = 0; i < names.size(); ++i) {
     ParameterPlan plan;
     plan.name = names[i];
-    plan.decayed = params[i].dim() >= 2;
+    plan.decayed = decay ? decay->decays(params[i]) : params[i].dim() >= 2;
     // Hidden matrices: the attention and FFN projections of the blocks (not embeddings, norms, gains).
     const bool hidden = names[i].rfind("blocks.", 0) == 0 && params[i].dim() == 2 && names[i].ends_with("_proj.weight");
     if (names[i].rfind("blocks.", 0) == 0) plan.layer = std::stoi(names[i].substr(7));
@@ -214,7 +215,8 @@ OptimizerFactory muon_optimizer_factory(MuonVariant variant, std::shared_ptr<Opt
       names.push_back(item.key());
       params.push_back(item.value());
     }
-    auto plans = plan_parameters(variant, names, params, projections);
+    const DecayRule decay(model);
+    auto plans = plan_parameters(variant, names, params, projections, &decay);
     return std::make_unique<MuonOptimizer>(params, std::move(plans), spec, s, probe);
   };
 }

@@ -6,6 +6,8 @@
 
 #include <torch/optim/adamw.h>
 
+#include "k3lab/models/undecayed_matrices.hpp"
+
 namespace k3lab::train {
 namespace {
 
@@ -16,6 +18,18 @@ double number(const nlohmann::json& j, const char* key, double fallback) {
 }
 
 }  // namespace
+
+DecayRule::DecayRule(torch::nn::Module& model) {
+  for (const auto& module : model.modules(/*include_self=*/true)) {
+    if (const auto* marked = dynamic_cast<const models::UndecayedMatrices*>(module.get())) {
+      for (const auto& t : marked->undecayed_matrices()) exempt_.insert(t.unsafeGetTensorImpl());
+    }
+  }
+}
+
+bool DecayRule::decays(const torch::Tensor& parameter) const {
+  return parameter.dim() >= 2 && !exempt_.count(parameter.unsafeGetTensorImpl());
+}
 
 OptimizerSpec OptimizerSpec::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("optimizer: expected an object");
@@ -51,6 +65,7 @@ nlohmann::json OptimizerSpec::to_json() const {
   return j;
 }
 
+
 std::unique_ptr<torch::optim::Optimizer> make_adamw(const OptimizerSpec& spec, torch::nn::Module& model) {
   if (!spec.extra.empty()) {
     throw std::invalid_argument("optimizer adamw: unknown keys " + spec.extra.dump() +
@@ -58,9 +73,10 @@ std::unique_ptr<torch::optim::Optimizer> make_adamw(const OptimizerSpec& spec, t
                                 "min_lr_ratio)");
   }
   std::vector<torch::Tensor> decayed, plain;
+  const DecayRule rule(model);
   for (const auto& p : model.parameters()) {
     if (!p.requires_grad()) continue;
-    (p.dim() >= 2 ? decayed : plain).push_back(p);
+    (rule.decays(p) ? decayed : plain).push_back(p);
   }
   auto options = [&](double decay) {
     return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(spec.learning_rate)

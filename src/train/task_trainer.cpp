@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/core/elapsed.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/train/data_order.hpp"
@@ -18,7 +19,7 @@ namespace k3lab::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using core::seconds_since;
 
 double median_of_last(const std::vector<double>& values, std::int64_t window) {
   std::vector<double> tail(values.end() - window, values.end());
@@ -123,8 +124,13 @@ void TrainingRun::place_model() {
 void TrainingRun::resume() {
   state_.config_sha256 = configuration_sha256(config_, task_);
   if (!config_.checkpoint_dir.empty()) {
-    if (auto loaded = load_checkpoint(config_.checkpoint_dir, task_.model(), *optimizer_, state_.config_sha256, &task_)) {
-      state_ = std::move(*loaded);
+    auto loaded = load_checkpoint(config_.checkpoint_dir, task_.model(), *optimizer_, state_.config_sha256, &task_);
+    result_.checkpoint_notes = loaded.notes;
+    if (hooks_.on_checkpoint_note && rank_ == 0) {
+      for (const auto& note : loaded.notes) hooks_.on_checkpoint_note(note);
+    }
+    if (loaded.state) {
+      state_ = std::move(*loaded.state);
       result_.resumed_from_step = state_.step;
     }
   }

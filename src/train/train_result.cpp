@@ -27,7 +27,7 @@ nlohmann::json TrainResult::to_json() const {
 }
 
 nlohmann::json TrainResult::timing_json() const {
-  return {{"elapsed_seconds", state.elapsed_seconds},
+  nlohmann::json j = {{"elapsed_seconds", state.elapsed_seconds},
           {"train_seconds", state.train_seconds},
           {"eval_seconds", state.eval_seconds},
           {"train_tokens_per_s", state.train_seconds > 0 ? static_cast<double>(state.tokens) / state.train_seconds : 0.0},
@@ -37,6 +37,8 @@ nlohmann::json TrainResult::timing_json() const {
           {"device", device},
           {"world_size", world_size},
           {"backend", backend}};
+  if (!checkpoint_notes.empty()) j["checkpoint_notes"] = checkpoint_notes;
+  return j;
 }
 
 }  // namespace k3lab::train

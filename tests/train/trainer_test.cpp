@@ -4,59 +4,26 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <torch/torch.h>
 
 #include "k3lab/train/checkpoint.hpp"
 #include "k3lab/train/data_order.hpp"
+#include "k3lab/train/muon_optimizer.hpp"
 #include "k3lab/train/optimizer.hpp"
 #include "k3lab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_training.hpp"
 
 namespace k3lab::train {
 namespace {
 
 using testing::TempDir;
+using testing::corpus;
+using testing::tiny_config;
+using testing::tiny_model;
 
-models::ModelConfig tiny_model(const std::string& schedule = "KKKM") {
-  models::ModelConfig c;
-  c.vocab_size = 256;
-  c.hidden_size = 16;
-  c.schedule = schedule;
-  c.kda.num_heads = 2;
-  c.kda.head_dim = 8;
-  c.kda.chunk_size = 16;
-  c.mla.num_heads = 2;
-  c.mla.kv_lora_rank = 8;
-  c.mla.qk_nope_head_dim = 8;
-  c.mla.qk_rope_head_dim = 4;
-  c.mla.v_head_dim = 8;
-  c.ffn.intermediate_size = 32;
-  return c;
-}
-
-TrainerConfig tiny_config() {
-  TrainerConfig c;
-  c.model = tiny_model();
-  c.init_seed = 11;
-  c.order_seed = 3001;
-  c.token_budget = 128;
-  c.batch_tokens = 32;
-  c.sequence_length = 16;
-  c.eval_interval_tokens = 64;
-  c.validation_tokens = 32;
-  c.micro_batch_rows = 1;  // exercises gradient accumulation
-  c.optimizer.learning_rate = 3e-3;
-  c.optimizer.warmup_fraction = 0.25;
-  c.device = "cpu";
-  c.threads = 1;
-  return c;
-}
-
-const Dataset& corpus() {
-  static const Dataset d = load_dataset({"builtin-tiny", "bytes", 256, "unused"});
-  return d;
-}
 
 TEST(Trainer, TrainsExactlyTheBudgetAndEvaluatesOnCadence) {
   const auto config = tiny_config();
@@ -273,6 +240,37 @@ TEST(Optimizer, WeightDecaySkipsGainsAndBiases) {
   EXPECT_DOUBLE_EQ(decayed.weight_decay(), 0.1);
   EXPECT_DOUBLE_EQ(plain.weight_decay(), 0.0);
   for (const auto& p : optimizer->param_groups()[1].params()) EXPECT_LT(p.dim(), 2);
+}
+
+// AttnRes's pseudo-queries and key gains are 2-D stacks of per-consumer vectors: the shape rule alone
+// would decay them in the two AttnRes arms only, an unintended difference between the arms.
+TEST(Optimizer, AttnResQueriesAndKeyGainsAreNeverDecayedInAnyArm) {
+  for (const auto mode : {models::ResidualMode::Standard, models::ResidualMode::FullAttnRes,
+                          models::ResidualMode::BlockAttnRes}) {
+    auto config = tiny_model();
+    config.residual.mode = mode;
+    config.residual.block_size = 2;
+    models::DecoderLM model(config, 1);
+    std::set<const c10::TensorImpl*> vectors_in_role;
+    std::int64_t matrices = 0;
+    for (const auto& item : model->named_parameters()) {
+      const bool attn_res = item.key().ends_with("residual.queries") || item.key().ends_with("residual.key_gains");
+      if (attn_res) vectors_in_role.insert(item.value().unsafeGetTensorImpl());
+      if (!attn_res && item.value().dim() >= 2) ++matrices;
+    }
+    EXPECT_EQ(vectors_in_role.size(), mode == models::ResidualMode::Standard ? 0u : 2u);
+    auto adamw = make_optimizer(OptimizerSpec{}, *model);
+    const auto& decayed = adamw->param_groups()[0];
+    EXPECT_DOUBLE_EQ(static_cast<const torch::optim::AdamWOptions&>(decayed.options()).weight_decay(), 0.1);
+    EXPECT_EQ(static_cast<std::int64_t>(decayed.params().size()), matrices);
+    for (const auto& p : decayed.params()) EXPECT_FALSE(vectors_in_role.count(p.unsafeGetTensorImpl()));
+    const DecayRule rule(*model);
+    for (const auto& item : model->named_parameters()) {
+      if (vectors_in_role.count(item.value().unsafeGetTensorImpl())) {
+        EXPECT_FALSE(plan_parameters(MuonVariant::Muon, {item.key()}, {item.value()}, {}, &rule)[0].decayed);
+      }
+    }
+  }
 }
 
 }  // namespace

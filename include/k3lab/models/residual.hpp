@@ -9,6 +9,7 @@
 //     h = stream->output()
 // The stream is per token along depth only, so the same path serves training, prefill and decode.
 #include <k3lab/models/model_config.hpp>
+#include <k3lab/models/undecayed_matrices.hpp>
 
 #include <torch/nn/module.h>
 
@@ -48,7 +49,7 @@ class StandardResidualImpl final : public ResidualPathImpl {
 //   Block: sources = embedding, the sums of completed blocks of `block_size` decoder layers, and the
 //          running sum of the current block (the Kimi K3 code: a block is sealed when a decoder
 //          layer index is a multiple of block_size, just before that layer's mixer runs).
-class AttnResidualImpl final : public ResidualPathImpl {
+class AttnResidualImpl final : public ResidualPathImpl, public UndecayedMatrices {
  public:
   AttnResidualImpl(ResidualMode mode, std::int64_t num_layers, std::int64_t hidden_size,
                    std::int64_t block_size, double eps = 1e-6);
@@ -60,6 +61,9 @@ class AttnResidualImpl final : public ResidualPathImpl {
 
   std::int64_t num_layers() const { return num_layers_; }
   std::int64_t block_size() const { return block_size_; }
+
+  // One pseudo-query and one key gain per consumer: vectors, never weight-decayed.
+  std::vector<torch::Tensor> undecayed_matrices() const override { return {queries, key_gains}; }
 
   torch::Tensor queries;    // (2L + 1, D), initialised to 0
   torch::Tensor key_gains;  // (2L + 1, D), initialised to 1

@@ -3,12 +3,15 @@
 // the evaluations and step extras so far, elapsed time), enough to continue a killed run bit for bit
 // on CPU.
 //
-// Layout under the unit's checkpoint folder:
-//   step-<N>/model.pt, step-<N>/optimizer.pt, step-<N>/state.json,
-//   step-<N>/task.pt (only for a task with state, TrainingTask::has_state)
-//   latest.json   {"step": N, "folder": "step-<N>", "config_sha256": ...}, replaced atomically last
-// A checkpoint is complete only once latest.json names it; older step folders are removed after
-// the new one is in place (checkpoints are bulky: 120M parameters with AdamW state is ~1.4 GB).
+// Layout under the unit's checkpoint folder (docs/reliability.md, "Checkpoints"):
+//   ckpt-<n>/model.pt, ckpt-<n>/optimizer.pt, ckpt-<n>/state.json,
+//   ckpt-<n>/task.pt (only for a task with state, TrainingTask::has_state)
+//   latest.json   {"step": S, "folder": "ckpt-<n>", "previous": "ckpt-<m>" | null, "config_sha256": ...}
+// Every save writes a new folder under a temporary name (.ckpt-<n>.partial), fsyncs each file and the
+// folder, renames it into place and fsyncs the parent; latest.json moves (atomically) only after that.
+// Nothing is ever rewritten in place. The two newest complete folders are kept, so that a checkpoint
+// torn or unreadable on resume falls back to the one before it (checkpoints are bulky: 120M parameters
+// with AdamW state is ~1.4 GB, so two of them ~2.8 GB).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -44,11 +47,21 @@ struct TrainerState {
 void save_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                      const TrainerState& state, const TrainingTask* task = nullptr);
 
-// Loads the latest complete checkpoint into model, optimizer and (when it has state) task; nullopt
-// when there is none. Throws std::runtime_error when it belongs to another configuration
-// (config_sha256 differs) or lacks the task's state.
-std::optional<TrainerState> load_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
-                                            torch::optim::Optimizer& optimizer, const std::string& config_sha256,
-                                            TrainingTask* task = nullptr);
+// What resume found: the state to continue from (nullopt: start at step 0) and one note per checkpoint
+// that could not be used, e.g. {"checkpoint": "ckpt-4", "error": "...", "action": "fell back to ckpt-3"}.
+struct CheckpointLoad {
+  std::optional<TrainerState> state;
+  std::string folder;  // the folder loaded; empty when none
+  std::vector<nlohmann::json> notes;
+};
+
+// Loads the newest checkpoint that reads back whole into model, optimizer and (when it has state) task.
+// A torn or unreadable checkpoint is skipped with a note and the previous complete one is tried; when
+// none loads, the state is nullopt (restart from step 0) with notes saying why. Throws
+// std::runtime_error when latest.json names another configuration (config_sha256 differs: the user
+// changed the design, which is not a fault to paper over).
+CheckpointLoad load_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
+                               torch::optim::Optimizer& optimizer, const std::string& config_sha256,
+                               TrainingTask* task = nullptr);
 
 }  // namespace k3lab::train

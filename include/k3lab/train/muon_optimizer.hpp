@@ -92,10 +92,11 @@ enum class MuonVariant { AdamW, Muon, PerHeadMuon };
 
 // Classifies a DecoderLM's parameters: AdamW (all AdamW), Muon (every hidden *_proj matrix under
 // blocks.* is Muon, whole), PerHeadMuon (the projections named by per_head_projections split by head,
-// the other hidden matrices whole).
+// the other hidden matrices whole). Weight decay follows `decay` (null: the shape rule dim >= 2).
 std::vector<ParameterPlan> plan_parameters(MuonVariant variant, const std::vector<std::string>& names,
                                            const std::vector<torch::Tensor>& params,
-                                           const std::vector<std::string>& per_head_projections);
+                                           const std::vector<std::string>& per_head_projections,
+                                           const DecayRule* decay = nullptr);
 
 // Builds the variant over the model's trainable parameters. spec.extra: momentum, nesterov,
 // newton_schulz_steps, update_rms, per_head_projections, heads (other keys throw). `probe` (may be

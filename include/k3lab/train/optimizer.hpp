@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +17,8 @@ namespace k3lab::train {
 struct OptimizerSpec {
   std::string name = "adamw";
   double learning_rate = 6e-4;     // peak
-  double weight_decay = 0.1;       // decoupled; applied to matrices (dim >= 2), never to gains or biases
+  double weight_decay = 0.1;       // decoupled; weight matrices only, never gains, biases or
+                                   // vector stacks (models/undecayed_matrices.hpp)
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
@@ -35,7 +37,20 @@ struct OptimizerSpec {
 using OptimizerFactory =
     std::function<std::unique_ptr<torch::optim::Optimizer>(const OptimizerSpec& spec, torch::nn::Module& model)>;
 
-// AdamW with decoupled weight decay on matrices (dim >= 2) only; spec.extra must be empty.
+// Which trainable parameters weight decay applies to: weight matrices, i.e. dim >= 2 and not declared
+// vectors in role by their module (models/undecayed_matrices.hpp: AttnRes's pseudo-queries and key
+// gains). Every optimizer asks this one rule.
+class DecayRule {
+ public:
+  explicit DecayRule(torch::nn::Module& model);
+  bool decays(const torch::Tensor& parameter) const;
+
+ private:
+  std::set<const c10::TensorImpl*> exempt_;
+};
+
+// AdamW with decoupled weight decay on weight matrices only (dim >= 2 and not declared undecayed by
+// its module, models/undecayed_matrices.hpp); spec.extra must be empty.
 std::unique_ptr<torch::optim::Optimizer> make_adamw(const OptimizerSpec& spec, torch::nn::Module& model);
 
 // `factory` when one is given; otherwise the built-in AdamW for spec.name "adamw", and for any other

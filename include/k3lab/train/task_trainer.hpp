@@ -83,6 +83,9 @@ struct LoopHooks {
   // Called with each evaluation record after it is checkpointed (e.g. a ledger note). Rank 0 only.
   std::function<void(const nlohmann::json& record)> on_evaluation;
   std::function<void(double fraction)> progress;  // rank 0 only
+  // Called on resume for each checkpoint that could not be used (train/checkpoint.hpp CheckpointLoad
+  // notes: which one, why, and what was loaded instead), e.g. a ledger note. Rank 0 only.
+  std::function<void(const nlohmann::json& note)> on_checkpoint_note;
   // Test seam: sees each micro-batch loss before backward and may replace it (fault injection).
   std::function<torch::Tensor(std::int64_t step, const torch::Tensor& loss)> transform_loss;
   // Test seam: called after each completed step; returning true simulates a kill (no checkpoint is
@@ -99,6 +102,7 @@ struct TrainResult {
   TrainerState state;         // losses, evaluations, spikes, step extras, timings
   std::int64_t parameters = 0;
   std::optional<std::int64_t> resumed_from_step;
+  std::vector<nlohmann::json> checkpoint_notes;  // checkpoints skipped on resume (see LoopHooks)
   int threads = 0;
   std::string device;
   int world_size = 1;              // data-parallel ranks

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "k3lab/core/elapsed.hpp"
 #include "k3lab/build_info.hpp"
 #include "k3lab/sim/engine.hpp"
 #include "k3lab/sim/parameters.hpp"
@@ -10,9 +11,7 @@
 namespace k3lab::experiments::memory_pool {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using core::seconds_since;
 
 }  // namespace
 

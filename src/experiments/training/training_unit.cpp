@@ -105,6 +105,9 @@ train::TrainerHooks unit_hooks(const Unit& unit, RunEnv& env) {
   hooks.on_evaluation = [unit_id = unit.id, &env](const nlohmann::json& record) {
     if (env.note) env.note(unit_id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
   };
+  hooks.on_checkpoint_note = [unit_id = unit.id, &env](const nlohmann::json& skipped) {
+    if (env.note) env.note(unit_id, {{"kind", "note"}, {"note", "checkpoint-skipped"}, {"checkpoint", skipped}});
+  };
   hooks.progress = [&env](double fraction) {
     if (env.progress) env.progress(fraction);
   };
