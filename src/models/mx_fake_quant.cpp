@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <limits>
 #include <stdexcept>
 
 namespace k3lab::models {
@@ -48,8 +49,14 @@ torch::Tensor mx_fake_quantize(const torch::Tensor& x, MxElement element, std::i
     torch::NoGradGuard no_grad;
     const auto blocks = x.detach().to(compute_dtype(x)).reshape({-1, block_size});  // (n, 32)
     const auto amax = blocks.abs().amax(-1, /*keepdim=*/true);                      // (n, 1)
-    const auto shared_exp = (floor_log2(amax) - fmt.max_exponent).clamp(-127, 127);
-    const auto scale = torch::pow(2.0, shared_exp);                                 // E8M0
+    const auto exponent = floor_log2(amax) - fmt.max_exponent;                      // (n, 1)
+    // E8M0 holds 2^-127 .. 2^127 and NaN. As in the OCP MX reference, a block whose amax is Inf or NaN,
+    // or needs a scale above 2^127 (float64 only), gets the NaN scale: the whole block decodes as NaN,
+    // so saturation and error metrics over it read NaN instead of a silently clipped value. Below
+    // 2^-127 the scale clamps and small values flush to zero, as the format does.
+    const auto representable = torch::isfinite(amax) & (exponent <= 127);            // (n, 1)
+    const auto scale = torch::where(representable, torch::pow(2.0, exponent.clamp(-127, 127)),
+                                    torch::full_like(amax, std::numeric_limits<double>::quiet_NaN()));  // E8M0
     dequantized = (quantize_to_element(blocks / scale, element) * scale).reshape(x.sizes()).to(x.scalar_type());
   }
   // Straight-through: the value is exactly `dequantized`, the gradient is the identity.

@@ -48,10 +48,6 @@ TEST_F(AgentReplay, OnlyTheControlRunsWithoutAFault) {
   }
 }
 
-nlohmann::json terminal(const Unit& u, const std::string& kind) {
-  return {{"kind", kind}, {"unit", u.id}, {"spec", u.spec}};
-}
-
 TEST_F(AgentReplay, WindowIsInvalidatedWhenOneArmExceedsFivePercent) {
   // 5% of an arm's 72 runs is 3.6: three invalid runs in every arm keep the window, a fourth in any
   // one arm invalidates it (pooling across arms would hide that arm).

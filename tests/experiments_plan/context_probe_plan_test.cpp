@@ -109,10 +109,6 @@ TEST_F(ContextProbe, CostBoundsMatchHandComputation) {
   EXPECT_EQ(d["window"]["stop_when_invalid_cells_exceed"], 60);
 }
 
-nlohmann::json terminal(const Unit& u, const std::string& kind) {
-  return {{"kind", kind}, {"unit", u.id}, {"spec", u.spec}};
-}
-
 TEST_F(ContextProbe, WindowStopsOnlyAfterMoreThanFivePercentOfScoredCellsAreInvalid) {
   std::vector<nlohmann::json> records;
   std::size_t bad = 0;

@@ -87,4 +87,8 @@ std::vector<std::string> unit_arms(const std::vector<Unit>& units) {
   return arms;
 }
 
+nlohmann::json terminal(const Unit& u, const std::string& kind) {
+  return {{"kind", kind}, {"unit", u.id}, {"spec", u.spec}};
+}
+
 }  // namespace k3lab::experiments::plan_test

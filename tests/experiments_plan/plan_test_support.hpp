@@ -35,4 +35,7 @@ std::vector<core::SchemaIssue> load_issues(const Case& c, const nlohmann::json& 
 // The arm of every unit, in order (spec.arm).
 std::vector<std::string> unit_arms(const std::vector<Unit>& units);
 
+// A terminal ledger record of `kind` (result, invalid, failure) for `u`, as the window rules read it.
+nlohmann::json terminal(const Unit& u, const std::string& kind);
+
 }  // namespace k3lab::experiments::plan_test

@@ -10,6 +10,7 @@
 #include "k3lab/experiments/report_builder.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "k3lab/report/page.hpp"
+#include "common/temp_dir.hpp"
 
 namespace k3lab::experiments {
 namespace {
@@ -23,8 +24,8 @@ experiments::Catalog one_module_catalog() {
 const std::filesystem::path kRoot = K3LAB_SOURCE_DIR;
 
 TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
-  const auto runs = std::filesystem::temp_directory_path() / "k3lab_memory_pool_smoke_runs";
-  std::filesystem::remove_all(runs);
+  const k3lab::testing::TempDir tmp("k3lab-memory-pool-smoke");
+  const auto runs = tmp.path();
   RunRequest request;
   request.experiment_id = "memory-pool";
   request.profile = "smoke";
@@ -62,7 +63,6 @@ TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   const auto folder = report::render_page(page, runs / "report");
   EXPECT_TRUE(std::filesystem::exists(folder / "index.md"));
   EXPECT_TRUE(std::filesystem::exists(folder / "tables" / "memory-pool-decision.csv"));
-  std::filesystem::remove_all(runs);
 }
 
 }  // namespace

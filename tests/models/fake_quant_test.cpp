@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <limits>
+
 namespace k3lab::models {
 namespace {
 
@@ -57,6 +60,40 @@ TEST(MxFakeQuantize, BlocksAreIndependentAndErrorIsBounded) {
   // A whole row quantised at once equals each block quantised alone.
   const auto a = mx_fake_quantize(x.narrow(1, 0, 32).contiguous(), MxElement::Fp8E4M3);
   EXPECT_TRUE(torch::equal(a, q.narrow(1, 0, 32)));
+}
+
+// OCP MX: a block holding Inf or NaN gets the NaN scale, so every element of that block decodes as NaN
+// (glibc's frexp gives exponent 0 for them: the old scale 2^(-1-emax) clipped the block's finite values
+// to +-0.75 in MXFP4). The other blocks of the tensor are untouched.
+TEST(MxFakeQuantize, ABlockHoldingInfOrNanDecodesAsNan) {
+  for (const double bad : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+      auto x = torch::full({2, 32}, 3.0, dtype);
+      x[0][5] = bad;
+      const auto q = mx_fake_quantize(x, MxElement::Fp4E2M1);
+      EXPECT_TRUE(q[0].isnan().all().item<bool>()) << bad << " " << q[0];
+      EXPECT_TRUE(torch::equal(q[1], torch::full({32}, 3.0, dtype)));  // 3 = 1.5 * 2^1 is exact
+    }
+  }
+}
+
+// E8M0 scales reach 2^127. A float64 block needing more is flagged with the NaN scale (it used to clamp
+// to 2^127 and saturate every element to 6 * 2^127); below 2^-127 the scale clamps and values flush.
+TEST(MxFakeQuantize, ScalesOutsideE8M0AreFlaggedAboveAndFlushBelow) {
+  auto huge = torch::full({32}, std::ldexp(1.0, 200), torch::kDouble);  // amax 2^200: scale 2^198
+  EXPECT_TRUE(mx_fake_quantize(huge, MxElement::Fp4E2M1).isnan().all().item<bool>());
+  // amax 2^129: scale 2^127, the largest: 2^129 / 2^127 = 4 is exact in E2M1.
+  auto top = torch::full({32}, std::ldexp(1.0, 129), torch::kDouble);
+  EXPECT_TRUE(torch::equal(mx_fake_quantize(top, MxElement::Fp4E2M1), top));
+  // amax 2^-200 wants scale 2^-202, clamped to 2^-127: 2^-200 / 2^-127 = 2^-73 is below E2M1's smallest
+  // step (0.5), so the block flushes to zero; a value of 2^-127 in the same block stays exact (1 * scale).
+  auto tiny = torch::full({32}, std::ldexp(1.0, -200), torch::kDouble);
+  EXPECT_EQ(mx_fake_quantize(tiny, MxElement::Fp4E2M1).abs().sum().item<double>(), 0.0);
+  tiny[7] = std::ldexp(1.0, -127);  // now amax: floor(log2) - 2 = -129, clamped to -127
+  const auto q = mx_fake_quantize(tiny, MxElement::Fp4E2M1);
+  EXPECT_EQ(q[7].item<double>(), std::ldexp(1.0, -127));
+  EXPECT_EQ(q[0].item<double>(), 0.0);
 }
 
 TEST(MxFakeQuantize, StraightThroughGradientIsIdentity) {

@@ -12,7 +12,7 @@
 namespace k3lab::models {
 namespace {
 
-KdaLayerOptions small_options(bool k3) {
+KdaLayerOptions small_kda_options(bool k3) {
   KdaLayerOptions o;
   o.hidden_size = 32;
   o.num_heads = 2;
@@ -39,7 +39,7 @@ torch::Tensor prefill_then_decode(KdaLayer& layer, const torch::Tensor& x, std::
 class KdaLayerDecode : public ::testing::TestWithParam<bool> {};
 
 TEST_P(KdaLayerDecode, PrefillPlusDecodeMatchesForwardInFloat64) {
-  KdaLayer layer(small_options(GetParam()));
+  KdaLayer layer(small_kda_options(GetParam()));
   initialize_parameters(*layer, 7);
   layer->to(torch::kDouble);
   core::Rng rng(8);
@@ -53,7 +53,7 @@ TEST_P(KdaLayerDecode, PrefillPlusDecodeMatchesForwardInFloat64) {
 }
 
 TEST_P(KdaLayerDecode, PureDecodeMatchesForwardInFloat32) {
-  KdaLayer layer(small_options(GetParam()));
+  KdaLayer layer(small_kda_options(GetParam()));
   initialize_parameters(*layer, 9);
   core::Rng rng(10);
   const auto x = normal_tensor({1, 20, 32}, rng);
@@ -69,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, KdaLayerDecode, ::testing::Values(true, false
                          [](const auto& info) { return info.param ? "K3Gate" : "KimiLinearGate"; });
 
 TEST(KdaLayer, StateSizeMatchesMemoryAccounting) {
-  KdaLayer layer(small_options(true));
+  KdaLayer layer(small_kda_options(true));
   const auto state = layer->initial_state(3, torch::TensorOptions().dtype(torch::kFloat));
   KdaConfig c;
   c.num_heads = 2;
@@ -79,7 +79,7 @@ TEST(KdaLayer, StateSizeMatchesMemoryAccounting) {
 }
 
 TEST(KdaLayer, EveryParameterReceivesGradient) {
-  KdaLayer layer(small_options(true));
+  KdaLayer layer(small_kda_options(true));
   initialize_parameters(*layer, 11);
   core::Rng rng(12);
   const auto x = normal_tensor({2, 21, 32}, rng);
@@ -92,10 +92,10 @@ TEST(KdaLayer, EveryParameterReceivesGradient) {
 }
 
 TEST(KdaLayer, RejectsBadOptionsAndInputs) {
-  auto o = small_options(true);
+  auto o = small_kda_options(true);
   o.gate_lower_bound = 0.5;
   EXPECT_THROW(KdaLayer{o}, std::invalid_argument);
-  KdaLayer layer(small_options(true));
+  KdaLayer layer(small_kda_options(true));
   EXPECT_THROW(layer->forward(torch::zeros({1, 4, 31})), std::invalid_argument);
 }
 

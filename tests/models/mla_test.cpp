@@ -11,7 +11,7 @@
 namespace k3lab::models {
 namespace {
 
-MlaOptions small_options(bool k3_style) {
+MlaOptions small_mla_options(bool k3_style) {
   MlaOptions o;
   o.hidden_size = 48;
   o.num_heads = 3;
@@ -27,7 +27,7 @@ MlaOptions small_options(bool k3_style) {
 class MlaForms : public ::testing::TestWithParam<bool> {};
 
 TEST_P(MlaForms, AbsorbedDecodeMatchesPlainForm) {
-  Mla mla(small_options(GetParam()));
+  Mla mla(small_mla_options(GetParam()));
   initialize_parameters(*mla, 3);
   mla->to(torch::kDouble);
   core::Rng rng(4);
@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, MlaForms, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "K3" : "KimiLinear"; });
 
 TEST(Mla, FutureTokensDoNotChangeEarlierOutputs) {
-  Mla mla(small_options(true));
+  Mla mla(small_mla_options(true));
   initialize_parameters(*mla, 5);
   core::Rng rng(6);
   auto x = normal_tensor({1, 10, 48}, rng);
