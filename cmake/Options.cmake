@@ -3,9 +3,12 @@ set_property(CACHE K3LAB_CUDA PROPERTY STRINGS AUTO ON OFF)
 option(K3LAB_BUILD_TESTS "Build the GoogleTest suites" ON)
 option(K3LAB_SLOW_TESTS "Also register tests labelled slow (not in CI)" OFF)
 option(K3LAB_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
-# Compiles each target's sources in a few large translation units: fewer passes over the LibTorch headers
-# (the GPU machine's 16-core build; CMakePresets.json "cuda"). Off by default so that an error names its file.
-option(K3LAB_UNITY_BUILD "Unity (jumbo) build of every target" OFF)
+# Compiles each target's sources in a few large translation units: LibTorch's headers and inline code are
+# compiled once per 16 files instead of once per file, which cuts a clean build on 2 cores by about a
+# third (docs/benchmarks.md, "Build time"). On by default because a clean build is what CI and a new user
+# run; the "dev" preset turns it off for incremental work (one edited file recompiles alone). Errors still
+# name the original file and line.
+option(K3LAB_UNITY_BUILD "Unity (jumbo) build of every target" ON)
 if(K3LAB_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)

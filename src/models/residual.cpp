@@ -1,6 +1,6 @@
 #include <k3lab/models/residual.hpp>
 
-#include <k3lab/models/rms_norm.hpp>
+#include <k3lab/models/depth_mix.hpp>
 
 #include <torch/torch.h>
 
@@ -90,12 +90,7 @@ torch::Tensor AttnResidualImpl::mix(const std::vector<torch::Tensor>& sources, s
   if (consumer < 0 || consumer > 2 * num_layers_) {
     throw std::invalid_argument("AttnResidual: consumer " + std::to_string(consumer) + " out of range");
   }
-  const auto values = torch::stack(sources, 0);                                    // (N, B, T, D)
-  const auto cdt = values.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
-  const auto keys = rms_normalize(values.to(cdt), eps_) * key_gains[consumer].to(cdt);  // (N, B, T, D)
-  const auto logits = (keys * queries[consumer].to(cdt)).sum(-1);                  // (N, B, T)
-  const auto weights = torch::softmax(logits, 0).unsqueeze(-1);                     // (N, B, T, 1)
-  return (weights * values.to(cdt)).sum(0).to(values.scalar_type());               // (B, T, D)
+  return depth_mix(sources, queries[consumer], key_gains[consumer], eps_);  // (B, T, D)
 }
 
 std::unique_ptr<ResidualStream> AttnResidualImpl::start(const torch::Tensor& embedding) {
