@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # Installs k3lab's Debian dependencies (idempotent) and builds build/k3lab.
 # Safe to run again: it skips apt when every package is present and ninja rebuilds only what changed.
+#   scripts/setup.sh           what the main job needs: build/k3lab
+#   scripts/setup.sh --tests   also the test binaries (for ctest) and the local Slurm the cluster tests start
 #   K3LAB_BUILD_DIR   build folder (default: build)
 #   K3LAB_BUILD_TYPE  CMake build type (default: Release)
 #   K3LAB_CMAKE_ARGS  extra CMake arguments (e.g. -DK3LAB_CUDA=OFF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) with_tests=1 ;;
+  *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -14,9 +23,11 @@ packages=(
   # c10d's ProcessGroupGloo.hpp includes gloo headers (data-parallel training on CPU, docs/slurm.md).
   libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  # The Slurm smoke test starts a one-node cluster from these (scripts/slurm-local.sh, docs/slurm.md).
-  slurm-wlm munge
 )
+# The Slurm cluster tests start a one-node cluster from these (scripts/slurm-local.sh, docs/slurm.md);
+# they skip without them, and the main job never needs them.
+test_packages=(slurm-wlm munge)
+if ((with_tests)); then packages+=("${test_packages[@]}"); fi
 # Data: the training corpus is built from a Debian package's text (see docs/data.md).
 packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))
 
@@ -30,6 +41,10 @@ if ((${#missing[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  # Debian enables slurmctld, slurmd and munge as boot services; the tests start and stop their own.
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+    $SUDO systemctl disable --now slurmctld slurmd munge >/dev/null 2>&1 || true
+  fi
 else
   echo "setup: all Debian packages present"
 fi
@@ -44,8 +59,13 @@ if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$(cat "$build_dir/k3lab-configure-
   cmake -S . -B "$build_dir" -G Ninja $configure_args
   printf '%s' "$configure_args" > "$build_dir/k3lab-configure-args"
 fi
-cmake --build "$build_dir" -j "$(nproc)"
-echo "setup: built $build_dir/k3lab"
+if ((with_tests)); then
+  cmake --build "$build_dir" -j "$(nproc)"
+  echo "setup: built $build_dir/k3lab and the tests"
+else
+  cmake --build "$build_dir" -j "$(nproc)" --target k3lab
+  echo "setup: built $build_dir/k3lab (scripts/setup.sh --tests also builds the tests)"
+fi
 
 # The byte-level training corpus (dataset jargon-file under ${K3LAB_DATA_DIR:-data}); idempotent. The
 # smoke profiles train on the copy compiled into the binary, so a failure here only warns.
