@@ -14,6 +14,16 @@ if(K3LAB_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
 endif()
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
+# libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
+# coverage so the fuzzer can steer into the parsers.
+option(K3LAB_FUZZ "Build the fuzz targets as libFuzzer binaries (clang only; scripts/fuzz.sh)" OFF)
+if(K3LAB_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "K3LAB_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++ "
+                        "or run scripts/fuzz.sh, which does")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
 # For machines without CLI11/nlohmann/spdlog/fmt packages (the GPU machine): a folder holding
 # copies of those headers, used header-only. See scripts/gpu-check.sh.
 set(K3LAB_HEADER_DEPS_DIR "" CACHE PATH "Folder with CLI/, nlohmann/, spdlog/, fmt/ headers (empty: use installed packages)")
