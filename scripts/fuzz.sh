@@ -3,7 +3,7 @@
 # (docs/reliability.md, "Fuzzing"). CI runs the same targets briefly without libFuzzer (ctest -R Fuzz).
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #     SECONDS_PER_TARGET  default 300
-#     TARGET              protocol ledger sse chat_stream trace_csv (default: all)
+#     TARGET              protocol ledger sse chat_stream chat_body trace_csv (default: all)
 #   K3LAB_FUZZ_BUILD_DIR  build folder (default: build-fuzz)
 # A finding is written to <build>/fuzz-artifacts/<target>-crash-*; the script then exits 1.
 set -euo pipefail
@@ -13,7 +13,7 @@ seconds="${1:-300}"
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2; }
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(protocol ledger sse chat_stream trace_csv)
+((${#targets[@]})) || targets=(protocol ledger sse chat_stream chat_body trace_csv)
 build="${K3LAB_FUZZ_BUILD_DIR:-build-fuzz}"
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found: sudo apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
 

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   k3lab::cli::register_status(app, ctx);
   k3lab::cli::register_bench(app, ctx);
   k3lab::cli::register_mock_server(app, ctx);
+  k3lab::cli::register_check_endpoint(app, ctx);
   k3lab::cli::register_fixture(app, ctx);
   try {
     app.parse(argc, argv);

@@ -37,6 +37,8 @@ nlohmann::json CallRecord::to_json() const {
       {"error_message", error_message},
       {"attempt_errors", attempt_errors},
   };
+  // Only when a server sent one, so records of calls that never met Retry-After keep their shape.
+  if (retry_after_ms) j["retry_after_ms"] = *retry_after_ms;
   return j;
 }
 

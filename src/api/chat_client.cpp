@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -101,7 +102,46 @@ struct Transfer {
   std::size_t body_cap = 0;
   std::unique_ptr<ChatStreamDecoder> decoder;
   std::string decode_error;
+  // Stall and stop detection (xferinfo callback). Real time: a stall is a property of the network.
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::steady_clock::duration stall_timeout = std::chrono::hours(24);
+  std::chrono::steady_clock::time_point last_payload = std::chrono::steady_clock::now();
+  bool in_comment_line = false;  // inside an SSE comment line (": keep-alive")
+  bool at_line_start = true;
+  bool stopped = false;
+  bool stalled = false;
 };
+
+// Whether `data` carries payload: for an event stream, any byte outside SSE comment lines other than
+// line ends; for any other body, any byte.
+bool carries_payload(Transfer& t, std::string_view data) {
+  if (!t.use_decoder) return !data.empty();
+  bool payload = false;
+  for (const char c : data) {
+    if (c == '\n' || c == '\r') {
+      t.at_line_start = true;
+      t.in_comment_line = false;
+      continue;
+    }
+    if (t.at_line_start && c == ':') t.in_comment_line = true;
+    t.at_line_start = false;
+    payload = payload || !t.in_comment_line;
+  }
+  return payload;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->stop && t->stop->load()) {
+    t->stopped = true;
+    return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
+  }
+  if (std::chrono::steady_clock::now() - t->last_payload > t->stall_timeout) {
+    t->stalled = true;
+    return 1;
+  }
+  return 0;
+}
 
 size_t on_header(char* buffer, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -115,6 +155,7 @@ size_t on_header(char* buffer, size_t size, size_t count, void* user) {
   if (colon == std::string_view::npos) return n;
   const std::string name = ascii_lower(trim(line.substr(0, colon)));
   const std::string value(trim(line.substr(colon + 1)));
+  t->last_payload = std::chrono::steady_clock::now();
   auto [it, inserted] = t->headers.emplace(name, value);
   if (!inserted) it->second += ", " + value;
   return n;
@@ -134,6 +175,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
       t->decoder = std::make_unique<ChatStreamDecoder>([t] { t->first_token = t->clock->now(); });
     }
   }
+  if (carries_payload(*t, std::string_view(data, n))) t->last_payload = std::chrono::steady_clock::now();
   if (t->use_decoder) {
     try {
       t->decoder->push(std::string_view(data, n));
@@ -183,7 +225,10 @@ struct AttemptOutcome {
 };
 
 // Options every request sets: http(s) only, no redirects, verified TLS, no signals, our headers.
-void set_request_basics(CURL* h, curl_slist* headers) {
+void set_request_basics(CURL* h, curl_slist* headers, Transfer& t) {
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -274,8 +319,10 @@ ChatClient::ChatClient(ClientConfig config, std::shared_ptr<Clock> clock)
   endpoint_ = parse_endpoint(config_.base_url);
   if (config_.api_key_env.empty()) throw std::invalid_argument("ClientConfig.api_key_env must name a variable");
   if (config_.max_in_flight == 0) throw std::invalid_argument("ClientConfig.max_in_flight must be at least 1");
-  if (config_.max_transport_retries < 0 || config_.max_overload_retries < 0) {
-    throw std::invalid_argument("ClientConfig retry counts must be >= 0");
+  config_.retry.check();
+  if (config_.connect_timeout.count() <= 0 || config_.total_timeout.count() <= 0 ||
+      config_.stall_timeout.count() <= 0) {
+    throw std::invalid_argument("ClientConfig connect, total and stall timeouts must be positive");
   }
   shared_->max_in_flight = config_.max_in_flight;
   if (config_.requests_per_second > 0) {
@@ -333,17 +380,16 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
   char errbuf[CURL_ERROR_SIZE] = {0};
   const std::string url = s.endpoint->chat_completions_url();
 
+  t.stop = s.config->stop;
+  t.stall_timeout = s.config->stall_timeout;
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  set_request_basics(h, headers.get());
+  set_request_basics(h, headers.get(), t);
   curl_easy_setopt(h, CURLOPT_POST, 1L);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, s.body->data());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(s.body->size()));
   curl_easy_setopt(h, CURLOPT_USERAGENT, "k3lab/0.1");
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.config->connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(s.config->total_timeout.count()));
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-                   std::max(1L, static_cast<long>(s.config->stall_timeout.count() / 1000)));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
@@ -352,6 +398,7 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
 
   t.start = s.clock->now();
+  t.last_payload = std::chrono::steady_clock::now();
   const CURLcode rc = curl_easy_perform(h);
   const auto end = s.clock->now();
   headers.reset();  // frees curl's copy of the Authorization line as early as possible
@@ -364,6 +411,15 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
   if (t.first_token) out.ttft_ms = to_ms(*t.first_token - t.start);
 
   if (rc != CURLE_OK) {
+    if (t.stopped) throw CallInterrupted("the call was interrupted (stop requested) while in flight");
+    if (t.stalled) {
+      out.error_class = ErrorClass::transport;
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", std::chrono::duration<double>(s.config->stall_timeout).count());
+      out.message = std::string("stalled: no payload byte for ") + seconds +
+                    " s (SSE comment lines such as keep-alives do not count; --stall-timeout)";
+      return out;
+    }
     if (rc == CURLE_WRITE_ERROR && !t.decode_error.empty()) {
       out.error_class = ErrorClass::server;
       out.message = "malformed stream from server: " + t.decode_error;
@@ -405,8 +461,13 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
   }
   if (json.is_object() && json.contains("error") && !json["error"].is_null()) {
     const auto& err = json["error"];
-    const std::string type = err.is_object() ? err.value("type", "") : "";
-    const std::string msg = err.is_object() ? err.value("message", "") : err.dump();
+    // Fields of the wrong type read as absent (a server's error body is untrusted input).
+    auto text_at = [&err](const char* key) {
+      const auto it = err.is_object() ? err.find(key) : err.end();
+      return it != err.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string type = text_at("type");
+    const std::string msg = err.is_object() ? text_at("message") : err.dump();
     out.error_class = classify_stream_error(type, msg);
     out.message = "error body with HTTP " + std::to_string(status) + ": " + msg;
     return out;
@@ -461,6 +522,7 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
 
   AttemptOutcome outcome;
   for (;;) {
+    if (config_.stop && config_.stop->load()) throw CallInterrupted("the call was interrupted (stop requested)");
     if (shared_->request_bucket) shared_->request_bucket->acquire(1);
     if (shared_->token_bucket) shared_->token_bucket->acquire(token_cost);
     shared_->acquire_slot();
@@ -478,35 +540,21 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
     outcome.message = scrub_reasoning_echo(redact(outcome.message, key.value()), request.value("messages", nlohmann::json()));
     if (outcome.error_class == ErrorClass::none) break;
     rec.attempt_errors.emplace_back(to_string(outcome.error_class));
-
-    int* counter = nullptr;
-    int limit = 0;
-    if (is_transport_retryable(outcome.error_class)) {
-      counter = &rec.transport_retries;
-      limit = config_.max_transport_retries;
-    } else if (is_overload_retryable(outcome.error_class)) {
-      counter = &rec.overload_retries;
-      limit = config_.max_overload_retries;
-    }
-    if (counter == nullptr || *counter >= limit) {
+    rec.retry_after_ms.reset();
+    if (outcome.retry_after) rec.retry_after_ms = to_ms(*outcome.retry_after);
+    if (!config_.retry.may_retry(outcome.error_class, rec.attempts)) {
       logger->warn("call {} failed ({}) after {} attempt(s): {}", call_index, to_string(outcome.error_class),
                    rec.attempts, outcome.message);
       break;
     }
-    ++*counter;
-    const Nanos cap = config_.retry_after_cap;
-    Nanos wait;
-    if (outcome.retry_after) {
-      wait = std::min(*outcome.retry_after, cap);
-    } else {
-      Nanos backoff = config_.backoff_initial;
-      for (int i = 1; i < *counter && backoff < Nanos(config_.backoff_max); ++i) backoff *= 2;
-      wait = std::min(backoff, Nanos(config_.backoff_max));
-    }
+    ++(is_overload_retryable(outcome.error_class) ? rec.overload_retries : rec.transport_retries);
+    const Nanos wait = config_.retry.wait_before_next(rec.attempts, outcome.retry_after, call_index);
     logger->warn("call {} attempt {} failed ({}): {}; retrying in {:.3f} s", call_index, rec.attempts,
                  to_string(outcome.error_class), outcome.message, std::chrono::duration<double>(wait).count());
     rec.waited_ms += to_ms(wait);
-    clock_->sleep_for(wait);
+    if (!clock_->sleep_unless_stopped(wait, config_.stop)) {
+      throw CallInterrupted("the call was interrupted (stop requested) while waiting to retry");
+    }
   }
 
   rec.finished_utc = format_utc(clock_->utc_now());
@@ -561,8 +609,10 @@ std::vector<std::string> ChatClient::list_models() const {
   t.clock = clock_.get();
   char errbuf[CURL_ERROR_SIZE] = {0};
   const std::string url = endpoint_.models_url();
+  t.stop = config_.stop;
+  t.stall_timeout = config_.stall_timeout;
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  set_request_basics(h, headers.get());
+  set_request_basics(h, headers.get(), t);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60'000L);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
@@ -572,6 +622,7 @@ std::vector<std::string> ChatClient::list_models() const {
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
   const CURLcode rc = curl_easy_perform(h);
   headers.reset();
+  if (t.stopped) throw CallInterrupted("GET " + url + " was interrupted (stop requested)");
   if (rc != CURLE_OK) {
     throw std::runtime_error(redact("GET " + url + " failed: " + curl_easy_strerror(rc) + " " + errbuf, key.value()));
   }

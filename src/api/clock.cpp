@@ -1,5 +1,6 @@
 #include "k3lab/api/clock.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <thread>
@@ -12,6 +13,20 @@ std::chrono::system_clock::time_point SystemClock::utc_now() const { return std:
 
 void SystemClock::sleep_for(std::chrono::nanoseconds duration) {
   if (duration.count() > 0) std::this_thread::sleep_for(duration);
+}
+
+bool Clock::sleep_unless_stopped(std::chrono::nanoseconds duration, const std::atomic<bool>* stop) {
+  if (!stop) {
+    sleep_for(duration);
+    return true;
+  }
+  const auto end = now() + duration;
+  for (;;) {
+    if (stop->load()) return false;
+    const auto left = end - now();
+    if (left <= std::chrono::nanoseconds(0)) return true;
+    sleep_for(std::min<std::chrono::nanoseconds>(left, kStopPollInterval));
+  }
 }
 
 std::shared_ptr<Clock> system_clock() {
@@ -35,6 +50,12 @@ void ManualClock::sleep_for(std::chrono::nanoseconds duration) {
   std::lock_guard lock(mutex_);
   sleeps_.push_back(duration);
   if (duration.count() > 0) offset_ += duration;
+}
+
+bool ManualClock::sleep_unless_stopped(std::chrono::nanoseconds duration, const std::atomic<bool>* stop) {
+  if (stop && stop->load()) return false;
+  sleep_for(duration);
+  return true;
 }
 
 void ManualClock::advance(std::chrono::nanoseconds duration) {

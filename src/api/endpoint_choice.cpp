@@ -36,7 +36,8 @@ EndpointChoice choose_endpoint(const nlohmann::json& options, std::string_view e
   choice.api_key_present = !env_value(std::string(kApiKeyEnv).c_str()).empty();
   std::string url;
   if (options.is_object() && options.contains("base_url")) {
-    if (!options["base_url"].is_string() || options["base_url"].get<std::string>().empty()) {
+    if (!options["base_url"].is_string() ||
+        options["base_url"].get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos) {
       throw std::invalid_argument(who + ": option base_url must be a non-empty URL string such as "
                                   "http://127.0.0.1:8089/v1 (from --base-url)");
     }

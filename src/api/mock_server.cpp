@@ -3,12 +3,14 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "k3lab/api/mock_request_check.hpp"
 #include "k3lab/api/prefix_cache.hpp"
 #include "k3lab/api/protocol_check.hpp"
 #include "k3lab/api/token_estimate.hpp"
@@ -201,7 +203,7 @@ struct MockServer::Impl {
             {"created", kCreated},
             {"model", body["model"]},
             {"system_fingerprint", "k3lab-mock"},
-            {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", c.finish_reason}}}},
+            {"choices", {{{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", c.finish_reason}}}},
             {"usage", c.usage}};
   }
 
@@ -220,7 +222,7 @@ struct MockServer::Impl {
       if (empty_choices) {
         chunk["choices"] = nlohmann::json::array();
       } else {
-        nlohmann::json choice = {{"index", 0}, {"finish_reason", nullptr}};
+        nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
         choice.update(choice_fields);
         chunk["choices"] = nlohmann::json::array({choice});
       }
@@ -243,10 +245,13 @@ struct MockServer::Impl {
         emit({{"delta", {{"tool_calls", {{{"index", i}, {"function", {{"arguments", p}}}}}}}}}, nullptr, false);
       }
     }
+    // As the OpenAI API: usage only when the request asked for it (stream_options.include_usage).
+    const auto stream_options = body.value("stream_options", nlohmann::json::object());
+    const bool include_usage = stream_options.is_object() && stream_options.value("include_usage", false);
     nlohmann::json finish = {{"delta", nlohmann::json::object()}, {"finish_reason", c.finish_reason}};
-    if (options.usage_placement != UsagePlacement::top_level) finish["usage"] = c.usage;
+    if (include_usage && options.usage_placement != UsagePlacement::top_level) finish["usage"] = c.usage;
     emit(finish, nullptr, false);
-    if (options.usage_placement != UsagePlacement::choice) emit(nlohmann::json::object(), &c.usage, true);
+    if (include_usage && options.usage_placement != UsagePlacement::choice) emit(nlohmann::json::object(), &c.usage, true);
     text += "data: [DONE]" + eol + eol;
     return {text, first_token_offset};
   }
@@ -269,6 +274,34 @@ struct MockServer::Impl {
       }
       res.set_content(nlohmann::json({{"object", "list"}, {"data", data}}).dump(), "application/json");
       res.status = 200;
+    }
+    record.status = res.status;
+    finish_record(std::move(record));
+  }
+
+  // GET /v1/models/{id}: the model object, or 404 model_not_found.
+  void handle_model(const httplib::Request& req, httplib::Response& res) {
+    std::size_t sequence;
+    {
+      std::lock_guard lock(mutex);
+      sequence = next_sequence++;
+    }
+    set_common_headers(res, sequence);
+    MockRequestRecord record;
+    record.sequence = sequence;
+    record.path = req.path;
+    record.had_authorization = req.has_header("Authorization");
+    if (authorized(req, res)) {
+      const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+      if (std::find(options.models.begin(), options.models.end(), id) != options.models.end()) {
+        res.set_content(nlohmann::json({{"id", id}, {"object", "model"}, {"created", kCreated}, {"owned_by", "k3lab-mock"}}).dump(),
+                        "application/json");
+        res.status = 200;
+      } else {
+        const auto rejection = unknown_model(id);
+        res.status = rejection.status;
+        res.set_content(rejection.body().dump(), "application/json");
+      }
     }
     record.status = res.status;
     finish_record(std::move(record));
@@ -309,7 +342,11 @@ struct MockServer::Impl {
     }
     const auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     if (options.log_bodies) record.body = body.is_discarded() ? nlohmann::json() : body;
-    if (const auto status = reject_malformed(body, res)) return done(*status);
+    if (const auto rejection = check_chat_request(body, options.models)) {
+      res.status = rejection->status;
+      res.set_content(rejection->body().dump(), "application/json");
+      return done(rejection->status);
+    }
     record.stream = body.value("stream", false);
 
     record.fault = decide_fault(record.body_hash, record.attempt);
@@ -349,23 +386,6 @@ struct MockServer::Impl {
     }
     send_stream(res, std::move(text), first_token_offset, record.fault);
     return true;
-  }
-
-  // 400 for a body that is not a chat request; returns the status sent.
-  static std::optional<int> reject_malformed(const nlohmann::json& body, httplib::Response& res) {
-    if (body.is_discarded() || !body.is_object()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: body is not a JSON object");
-      return 400;
-    }
-    if (!body.contains("model") || !body["model"].is_string()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: 'model' must be a string");
-      return 400;
-    }
-    if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty()) {
-      send_error(res, 400, "invalid_request_error", "Invalid request: 'messages' must be a non-empty array");
-      return 400;
-    }
-    return std::nullopt;
   }
 
   // The error response of a fault that replaces the reply; returns the status sent.
@@ -417,6 +437,7 @@ struct MockServer::Impl {
   void send_whole(httplib::Response& res, std::string text, FaultKind fault) const {
     const std::string content_type = "application/json";
     if (fault == FaultKind::slow_first_token) std::this_thread::sleep_for(options.faults.first_token_delay);
+    if (fault == FaultKind::stall_keepalive) std::this_thread::sleep_for(options.faults.stall_limit);
     if (fault != FaultKind::drop_mid_stream) {
       res.set_content(text, content_type);
       return;
@@ -447,6 +468,10 @@ struct MockServer::Impl {
     auto leave_once = [this, left] {
       if (!left->exchange(true)) leave();
     };
+    if (fault == FaultKind::stall_keepalive) {
+      send_keepalive_stall(res, content_type, leave_once);
+      return;
+    }
     res.set_chunked_content_provider(
         content_type,
         [shared_text, first_token_offset, slow, drop, delay, wire, leave_once](std::size_t, httplib::DataSink& sink) {
@@ -472,6 +497,26 @@ struct MockServer::Impl {
           if (drop) return false;  // closes the connection without the terminating chunk
           sink.done();
           return true;
+        },
+        [leave_once](bool) { leave_once(); });
+  }
+
+  // Comments only, never a payload byte, until the client leaves or stall_limit passes.
+  template <typename Leave>
+  void send_keepalive_stall(httplib::Response& res, const std::string& content_type, Leave leave_once) const {
+    const auto interval = options.faults.keepalive_interval;
+    const auto limit = options.faults.stall_limit;
+    res.set_chunked_content_provider(
+        content_type,
+        [interval, limit, leave_once](std::size_t, httplib::DataSink& sink) {
+          static const std::string comment = ": keep-alive\n\n";
+          const auto end = std::chrono::steady_clock::now() + limit;
+          while (std::chrono::steady_clock::now() < end) {
+            if (!sink.write(comment.data(), comment.size())) break;
+            std::this_thread::sleep_for(interval);
+          }
+          leave_once();
+          return false;
         },
         [leave_once](bool) { leave_once(); });
   }
@@ -516,6 +561,8 @@ MockServer::MockServer(MockServerOptions options) {
   svr.Post("/v1/chat/completions",
            [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_chat(req, res); });
   svr.Get("/v1/models", [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_models(req, res); });
+  svr.Get(R"(/v1/models/([^/]+))",
+          [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_model(req, res); });
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
       res.set_content(error_json("resource_not_found_error", "no route for " + req.method + " " + req.path).dump(),

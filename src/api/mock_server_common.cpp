@@ -17,6 +17,7 @@ std::string_view to_string(FaultKind kind) {
     case FaultKind::unavailable: return "unavailable";
     case FaultKind::drop_mid_stream: return "drop_mid_stream";
     case FaultKind::slow_first_token: return "slow_first_token";
+    case FaultKind::stall_keepalive: return "stall_keepalive";
   }
   return "none";
 }

@@ -36,12 +36,19 @@ void StreamAccumulator::add_data(std::string_view data) {
   nlohmann::json chunk;
   try {
     chunk = nlohmann::json::parse(data);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number that overflows
     const std::size_t shown = data.size() < 160 ? data.size() : 160;
     throw std::runtime_error("malformed JSON in stream chunk " + std::to_string(chunks_ + 1) +
                              " (" + e.what() + "); chunk starts: " + std::string(data.substr(0, shown)));
   }
-  add_chunk(chunk);
+  try {
+    add_chunk(chunk);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type (found by fuzz/targets/chat_stream_fuzz.cpp): the same documented error as
+    // broken JSON, never an nlohmann exception escaping the client.
+    throw std::runtime_error("stream chunk " + std::to_string(chunks_ + 1) + " has a field of the wrong type (" +
+                             e.what() + ")");
+  }
 }
 
 void StreamAccumulator::add_error_event(std::string_view data) {

@@ -21,6 +21,7 @@ void register_report(CLI::App& app, Context& ctx);
 void register_status(CLI::App& app, Context& ctx);
 void register_bench(CLI::App& app, Context& ctx);
 void register_mock_server(CLI::App& app, Context& ctx);
+void register_check_endpoint(CLI::App& app, Context& ctx);
 void register_fixture(CLI::App& app, Context& ctx);
 
 // The exit codes, as printed in `k3lab --help`.

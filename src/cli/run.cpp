@@ -5,6 +5,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/endpoint_preflight.hpp"
+#include "k3lab/api/endpoint_binding.hpp"
+#include "k3lab/api/transport_options.hpp"
+#include "k3lab/core/run_dir.hpp"
 #include "k3lab/exec/slurm_executor.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "k3lab/experiments/registry.hpp"
@@ -51,6 +55,12 @@ struct RunOptions {
   std::vector<std::string> units;
   std::string shard;
   std::string base_url;
+  bool base_url_given = false;
+  std::string served_model;
+  bool served_model_given = false;
+  bool no_preflight = false;
+  double connect_timeout_s = 0, stall_timeout_s = 0, call_timeout_s = 0;  // 0: the transport defaults
+  double requests_per_minute = 0, tokens_per_minute = 0;                   // 0: no client-side limit
   int threads = 0;
   std::string device = "auto";
   std::string data_dir;
@@ -58,6 +68,8 @@ struct RunOptions {
   std::vector<std::string> slurm_opts;
   bool dry_run = false;
   bool requeue = false;
+  bool no_requeue = false;
+  bool resubmit_errors = false;
 };
 
 void add_run_options(CLI::App* cmd, RunOptions& opt) {
@@ -76,7 +88,21 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
   cmd->add_option("--shard", opt.shard, "Run only units with index % n == i, as i/n");
   cmd->add_option("--base-url", opt.base_url,
                   "API experiments: OpenAI-compatible endpoint (default $K3LAB_BASE_URL, else the Kimi API when "
-                  "MOONSHOT_API_KEY is set, else the embedded mock server)");
+                  "MOONSHOT_API_KEY is set, else the embedded mock server); the run is bound to it");
+  cmd->add_option("--served-model", opt.served_model,
+                  "API experiments: the name the server serves the protocol's model under (vLLM/SGLang "
+                  "--served-model-name), sent as the request's model; recorded, shown on every page");
+  cmd->add_flag("--no-preflight", opt.no_preflight,
+                "API experiments: start a new run on a real endpoint without the pre-flight (`k3lab check-endpoint`)");
+  cmd->add_option("--connect-timeout", opt.connect_timeout_s, "API experiments: connect timeout per send, s (15)");
+  cmd->add_option("--stall-timeout", opt.stall_timeout_s,
+                  "API experiments: a send with no payload byte (keep-alive comments do not count) for this "
+                  "long fails as a transport error, s (600)");
+  cmd->add_option("--call-timeout", opt.call_timeout_s, "API experiments: total time one send may take, s (1800)");
+  cmd->add_option("--requests-per-minute", opt.requests_per_minute,
+                  "API experiments: client-side request rate limit, to keep 429s rare (none)");
+  cmd->add_option("--tokens-per-minute", opt.tokens_per_minute,
+                  "API experiments: client-side token rate limit (prompt estimate + output cap per send; none)");
   cmd->add_option("--threads", opt.threads, "Worker threads for parallel units or calls (0: the protocol's choice)")
       ->capture_default_str();
   cmd->add_option("--device", opt.device, "Training device: auto, cpu or cuda")
@@ -92,16 +118,83 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
   cmd->add_option("--slurm-opt", opt.slurm_opts,
                   "With --executor slurm: an sbatch option as name=value, e.g. --slurm-opt partition=gpu (repeatable)");
   cmd->add_flag("--dry-run", opt.dry_run, "With --executor slurm: plan the run dir and print the script; submit nothing");
-  cmd->add_flag("--requeue", opt.requeue, "With --executor slurm: let Slurm requeue preempted tasks (resume is safe)");
+  cmd->add_flag("--requeue", opt.requeue,
+                "With --executor slurm: let Slurm requeue preempted tasks (the default; resume is safe)");
+  cmd->add_flag("--no-requeue", opt.no_requeue, "With --executor slurm: ask Slurm not to requeue tasks");
+  cmd->add_flag("--resubmit-errors", opt.resubmit_errors,
+                "With --executor slurm: submit units whose earlier task ended with an error that needs a person "
+                "(exit 2-5), once you have fixed its cause");
 }
 
 // The execution options every experiment's units receive.
 nlohmann::json execution_options(const RunOptions& opt) {
   nlohmann::json options = nlohmann::json::object();
-  if (!opt.base_url.empty()) options["base_url"] = opt.base_url;
+  if (opt.base_url_given) {
+    api::check_base_url_text(opt.base_url);
+    options["base_url"] = opt.base_url;
+  }
+  if (opt.served_model_given) {
+    options["served_model"] = opt.served_model;
+    api::served_model_option(options);  // a blank name is refused, not dropped
+  }
+  const std::tuple<const char*, const char*, double> transport[] = {
+      {api::kConnectTimeoutOption, "--connect-timeout", opt.connect_timeout_s},
+      {api::kStallTimeoutOption, "--stall-timeout", opt.stall_timeout_s},
+      {api::kCallTimeoutOption, "--call-timeout", opt.call_timeout_s},
+      {api::kRequestsPerMinuteOption, "--requests-per-minute", opt.requests_per_minute},
+      {api::kTokensPerMinuteOption, "--tokens-per-minute", opt.tokens_per_minute}};
+  for (const auto& [key, flag, value] : transport) {
+    if (value < 0) throw std::invalid_argument(std::string(flag) + " must be positive");
+    if (value > 0) options[key] = value;
+  }
   if (opt.threads > 0) options["threads"] = opt.threads;
   options["device"] = opt.device;
   if (!opt.data_dir.empty()) options["data_dir"] = std::filesystem::absolute(opt.data_dir).string();
+  return options;
+}
+
+// A new API run on a real endpoint: the pre-flight first; a failure refuses the run before anything
+// is recorded, a pass is recorded in the manifest (options.preflight), outside the call ledger.
+void preflight_new_run(const RunOptions& opt, const std::string& id, const api::EndpointChoice& choice,
+                       nlohmann::json& options) {
+  if (opt.no_preflight) {
+    options["preflight"] = "skipped (--no-preflight)";
+    return;
+  }
+  const auto report = preflight_endpoint(id, choice, options, opt.profile);
+  if (!report.ok()) {
+    throw std::invalid_argument(id + ": refusing to start a run on " + choice.description() +
+                                ": the endpoint pre-flight failed (nothing was recorded):\n" + report.text() +
+                                "Fix it (docs/endpoints.md), or pass --no-preflight to start anyway");
+  }
+  options["preflight"] = report.to_json();
+}
+
+// API experiments: the endpoint identity goes into the manifest, and the run dir this command would
+// resume must have been started against the same endpoint (api/endpoint_binding.hpp).
+nlohmann::json bind_endpoint(const RunOptions& opt, const std::string& id, nlohmann::json options) {
+  if (!api::calls_chat_endpoint(id)) return options;
+  const auto choice = api::choose_endpoint(options, id);
+  const auto identity = api::identify_endpoint(choice, options);
+  // A Slurm submission passes its options on to the array tasks as flags (task_run_arguments), which
+  // record the identity themselves when they extend the run dir.
+  if (opt.executor == "local") options["endpoint"] = identity.to_json();
+  std::optional<core::RunDirInfo> run;
+  if (!opt.run_dir.empty()) {
+    if (std::filesystem::exists(std::filesystem::path(opt.run_dir) / "manifest.json")) {
+      run = core::RunDirInfo{opt.run_dir, core::read_manifest(opt.run_dir)};
+    }
+  } else if (!opt.fresh) {
+    run = core::latest_run_dir(opt.out, id, opt.profile);
+  }
+  if (run) {
+    const auto recorded = run->manifest.value("options", nlohmann::json::object());
+    if (const auto problem = api::endpoint_mismatch(run->path.string(), recorded, identity)) {
+      throw std::invalid_argument(*problem);
+    }
+  } else if (!choice.embedded() && opt.executor == "local") {
+    preflight_new_run(opt, id, choice, options);
+  }
   return options;
 }
 
@@ -130,7 +223,9 @@ int submit_one(const RunOptions& opt, const std::string& id, const experiments::
   slurm.slurm_options = opt.slurm_opts;
   if (!opt.shard.empty()) slurm.shard_count = parse_shard_count(opt.shard);
   slurm.dry_run = opt.dry_run;
-  slurm.requeue = opt.requeue;
+  if (opt.requeue && opt.no_requeue) throw std::invalid_argument("--requeue and --no-requeue contradict each other");
+  slurm.requeue = !opt.no_requeue;
+  slurm.resubmit_errors = opt.resubmit_errors;
   const auto submitted = exec::submit_to_slurm(request, slurm);
   if (opt.all && submitted.exit_code == experiments::kExitNotBuilt) {
     std::cout << id << ": skipped (runner not built yet)\n";
@@ -144,8 +239,9 @@ int submit_one(const RunOptions& opt, const std::string& id, const experiments::
 
 // Runs one experiment in this process; returns its exit code (0 when skipped).
 int run_one(const RunOptions& opt, const std::string& id, experiments::RunRequest request) {
-  if (!opt.slurm_opts.empty() || opt.dry_run || opt.requeue) {
-    throw std::invalid_argument("--slurm-opt, --dry-run and --requeue need --executor slurm");
+  if (!opt.slurm_opts.empty() || opt.dry_run || opt.requeue || opt.no_requeue || opt.resubmit_errors) {
+    throw std::invalid_argument("--slurm-opt, --dry-run, --requeue, --no-requeue and --resubmit-errors need "
+                                "--executor slurm");
   }
   if (!opt.shard.empty()) request.shard = parse_shard(opt.shard);
   const auto summary = experiments::run_experiment(request);
@@ -173,7 +269,15 @@ void run_experiments(RunOptions& opt, Context& ctx) {
   const nlohmann::json options = execution_options(opt);
   int worst = 0;
   for (const auto& id : opt.ids) {
-    const experiments::RunRequest request = run_request(opt, id, options, ctx);
+    nlohmann::json bound;
+    try {
+      bound = bind_endpoint(opt, id, options);
+    } catch (const api::CallInterrupted&) {
+      std::cout << id << ": interrupted during the endpoint pre-flight; nothing was recorded\n";
+      ctx.exit_code = experiments::kExitInterrupted;
+      return;
+    }
+    const experiments::RunRequest request = run_request(opt, id, bound, ctx);
     const bool slurm = opt.executor == "slurm";
     const int exit_code = slurm ? submit_one(opt, id, request) : run_one(opt, id, request);
     if (exit_code != 0 && worst == 0) worst = exit_code;
@@ -188,7 +292,11 @@ void register_run(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("run", "Run (or resume) an experiment's frozen protocol into a run directory");
   auto opt = std::make_shared<RunOptions>();
   add_run_options(cmd, *opt);
-  cmd->callback([opt, &ctx] { run_experiments(*opt, ctx); });
+  cmd->callback([opt, &ctx, cmd] {
+    opt->base_url_given = cmd->count("--base-url") > 0;
+    opt->served_model_given = cmd->count("--served-model") > 0;
+    run_experiments(*opt, ctx);
+  });
 }
 
 }  // namespace k3lab::cli

@@ -1,5 +1,6 @@
 // `k3lab status <run dir>`: units done, failed, running, queued and pending, from the ledger shards
-// and (for Slurm submissions) sacct/scontrol; records the failures of units that died with their task.
+// unit leases and (for Slurm submissions) sacct/scontrol; records the notes and outcome records that
+// Slurm's end states owe. Exits 1 when a unit has two terminal records or a task's error needs a person.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -38,8 +39,13 @@ void print_text(const std::filesystem::path& run_dir, const exec::StatusResult& 
   out << "units: " << r.planned << " planned; " << done << " done (" << s.count(UnitPhase::Result) << " results, "
       << s.count(UnitPhase::Invalid) << " invalid, " << s.count(UnitPhase::Failed) << " failed), "
       << s.count(UnitPhase::Running) << " running, " << s.count(UnitPhase::Queued) << " queued, "
-      << s.count(UnitPhase::Pending) << " pending\n";
+      << s.count(UnitPhase::Pending) << " pending" << (s.count(UnitPhase::Blocked) ? ", " + std::to_string(s.count(UnitPhase::Blocked)) + " blocked by an error" : "") << "\n";
   if (!r.window_stop.empty()) out << "STOPPED by the window rule: " << r.window_stop << "\n";
+  for (const auto& line : s.duplicates) {
+    out << "ERROR: DUPLICATE terminal records for unit " << line
+        << ": two processes ran it; a person must decide which record stands\n";
+  }
+  for (const auto& line : s.needs_person) out << "ERROR (needs a person): " << line << "\n";
   if (r.failures_recorded > 0) {
     out << "recorded now: " << r.failures_recorded << " Slurm failure(s) of units that died with their task\n";
   }
@@ -74,7 +80,8 @@ void print_text(const std::filesystem::path& run_dir, const exec::StatusResult& 
   }
   // Most telling first: failures and exclusions, then what is left to run, then what is under way.
   std::size_t listed = 0, unlisted = 0;
-  for (auto phase : {UnitPhase::Failed, UnitPhase::Invalid, UnitPhase::Pending, UnitPhase::Running, UnitPhase::Queued}) {
+  for (auto phase : {UnitPhase::Blocked, UnitPhase::Failed, UnitPhase::Invalid, UnitPhase::Pending, UnitPhase::Running,
+                     UnitPhase::Queued}) {
     for (const auto& u : s.units) {
       if (u.phase != phase) continue;
       if (listed++ == 0) out << "units without a result:\n";
@@ -128,7 +135,9 @@ void register_status(CLI::App& app, Context& ctx) {
     } else {
       print_text(run_dir, result, std::cout);
     }
-    ctx.exit_code = 0;
+    // Both need a person: a ledger with two terminal records for a unit, a task whose error repeats.
+    const bool broken = !result.status.duplicates.empty() || !result.status.needs_person.empty();
+    ctx.exit_code = broken ? 1 : 0;
   });
 }
 

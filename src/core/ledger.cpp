@@ -243,6 +243,30 @@ std::vector<std::string> finished_units(const LedgerContents& ledger) {
   return {done.begin(), done.end()};
 }
 
+std::map<std::string, std::vector<nlohmann::json>> duplicate_terminal_records(const LedgerContents& ledger) {
+  std::map<std::string, std::vector<nlohmann::json>> by_unit;
+  for (const auto& r : ledger.records) {
+    if (is_terminal_kind(r.value("kind", "")) && r.contains("unit")) by_unit[r["unit"].get<std::string>()].push_back(r);
+  }
+  std::erase_if(by_unit, [](const auto& entry) { return entry.second.size() < 2; });
+  return by_unit;
+}
+
+std::vector<std::string> describe_duplicates(const std::map<std::string, std::vector<nlohmann::json>>& duplicates) {
+  std::vector<std::string> lines;
+  for (const auto& [unit, records] : duplicates) {
+    std::string line = unit + ": " + std::to_string(records.size()) + " terminal records (";
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto& r = records[i];
+      line += (i ? "; " : "") + r.value("kind", std::string("?")) + " seq " +
+              (r.contains("seq") ? r["seq"].dump() : std::string("?")) + " at " + r.value("t", std::string("?")) +
+              " by " + (r.value("worker", std::string()).empty() ? std::string("ledger.jsonl") : "worker " + r.value("worker", std::string()));
+    }
+    lines.push_back(line + ")");
+  }
+  return lines;
+}
+
 nlohmann::json deterministic_part(const nlohmann::json& record) {
   nlohmann::json copy = record;
   copy.erase("seq");

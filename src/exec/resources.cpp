@@ -8,9 +8,17 @@
 namespace k3lab::exec {
 namespace {
 
-constexpr int kCpusPerGpuTask = 8;          // a common per-GPU CPU share on GPU clusters
+constexpr int kCpusPerGpuTask = 8;             // a common per-GPU CPU share on GPU clusters
 constexpr double kEstimateSafetyFactor = 3.0;  // the plans' estimates are lower bounds
-constexpr double kMinimumGpuTaskHours = 0.5;
+constexpr double kMinimumTaskHours = 0.5;
+constexpr double kDefaultUnitHours = 2.0;      // no estimate and no safety timeout
+constexpr double kTaskSlack = 1.1;             // starting k3lab, reading the protocol, the last records
+
+std::string hours_text(double hours) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3g h", hours);
+  return text;
+}
 
 }  // namespace
 
@@ -25,15 +33,58 @@ std::vector<SbatchOption> default_resources(const ResourceInputs& inputs) {
   std::vector<SbatchOption> options;
   const int cpus = inputs.threads > 0 ? inputs.threads : (gpu ? kCpusPerGpuTask : 1);
   options.push_back({"cpus-per-task", std::to_string(cpus)});
-  if (gpu) {
-    options.push_back({"gres", "gpu:1"});
-    if (inputs.gpu_hours_per_unit && *inputs.gpu_hours_per_unit > 0) {
-      const double hours = std::max(kMinimumGpuTaskHours, kEstimateSafetyFactor * *inputs.gpu_hours_per_unit *
-                                                              static_cast<double>(std::max<std::size_t>(1, inputs.max_units_per_task)));
-      options.push_back({"time", slurm_time(hours)});
+  if (gpu) options.push_back(inputs.ranks_per_task > 1 ? SbatchOption{"gpus-per-task", "1"} : SbatchOption{"gres", "gpu:1"});
+  options.push_back({"time", slurm_time(task_time_limit(inputs).hours)});
+  return options;
+}
+
+TimeLimit task_time_limit(const ResourceInputs& inputs) {
+  TimeLimit limit;
+  double unit_hours = kDefaultUnitHours;
+  if (needs_gpu(inputs) && inputs.gpu_hours_per_unit && *inputs.gpu_hours_per_unit > 0) {
+    unit_hours = kEstimateSafetyFactor * *inputs.gpu_hours_per_unit;
+    limit.basis = "3 x the plan's estimate of " + hours_text(*inputs.gpu_hours_per_unit) + " GPU per unit (a lower bound)";
+  } else if (inputs.cpu_hours_per_unit && *inputs.cpu_hours_per_unit > 0) {
+    unit_hours = kEstimateSafetyFactor * *inputs.cpu_hours_per_unit;
+    limit.basis = "3 x the plan's estimate of " + hours_text(*inputs.cpu_hours_per_unit) + " CPU per unit";
+  } else if (inputs.safety_timeout_hours && *inputs.safety_timeout_hours > 0) {
+    unit_hours = *inputs.safety_timeout_hours;
+    limit.basis = "the protocol's safety timeout of " + hours_text(unit_hours) + " per unit (no estimate)";
+  } else {
+    limit.basis = "no estimate and no safety timeout: " + hours_text(kDefaultUnitHours) + " per unit";
+  }
+  if (inputs.safety_timeout_hours && *inputs.safety_timeout_hours > 0 && unit_hours > *inputs.safety_timeout_hours) {
+    unit_hours = *inputs.safety_timeout_hours;
+    limit.basis += ", capped at the protocol's safety timeout of " + hours_text(unit_hours) +
+                   " (the trainer ends a unit there itself)";
+  }
+  const auto units = static_cast<double>(std::max<std::size_t>(1, inputs.max_units_per_task));
+  limit.hours = std::max(kMinimumTaskHours, units * unit_hours * kTaskSlack);
+  limit.basis += "; x " + std::to_string(static_cast<long long>(units)) + " unit(s) per task x 1.1, at least 30 min -> " +
+                 hours_text(limit.hours) + " (override: --slurm-opt time=...)";
+  return limit;
+}
+
+std::optional<double> cpu_hours_per_unit(const nlohmann::json& plan_details, std::size_t units) {
+  if (units == 0 || !plan_details.is_object() || !plan_details.contains("estimated_cpu_seconds") ||
+      !plan_details["estimated_cpu_seconds"].is_number()) {
+    return std::nullopt;
+  }
+  return plan_details["estimated_cpu_seconds"].get<double>() / 3600.0 / static_cast<double>(units);
+}
+
+std::optional<double> safety_timeout_hours(const nlohmann::json& parameters) {
+  if (parameters.is_object()) {
+    for (auto it = parameters.begin(); it != parameters.end(); ++it) {
+      if (it.key() == "safety_timeout_hours" && it->is_number()) return it->get<double>();
+      if (auto nested = safety_timeout_hours(*it)) return nested;
+    }
+  } else if (parameters.is_array()) {
+    for (const auto& item : parameters) {
+      if (auto nested = safety_timeout_hours(item)) return nested;
     }
   }
-  return options;
+  return std::nullopt;
 }
 
 std::optional<double> gpu_hours_per_unit(const nlohmann::json& plan_details, std::size_t units) {

@@ -174,7 +174,9 @@ std::string render_sbatch_script(const SbatchScriptSpec& spec) {
       << spec.shard_count << " == i.\n";
   }
   s << "# Each task appends to its own ledger shard, ledger.slurm-<job>-<task>.jsonl, and skips units that\n"
-       "# already have a terminal record, so a requeued or resubmitted task never redoes a finished unit.\n";
+       "# already have a terminal record or a live lease of another process (leases/ in the run dir), so a\n"
+       "# requeued or resubmitted task never redoes a finished unit nor runs one twice.\n";
+  for (const auto& note : spec.resource_notes) s << "# Resources: " << note << "\n";
   s << "set -euo pipefail\n";
   s << "export K3LAB_PROTOCOL_DIR=" << shell_quote(spec.protocol_dir.string()) << "\n";
   s << "task=\"${SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is a job array}\"\n";
@@ -194,9 +196,17 @@ std::string render_sbatch_script(const SbatchScriptSpec& spec) {
     s << "# Data parallel: srun starts " << spec.ranks_per_task
       << " ranks of k3lab per task; rank 0 writes the ledger and checkpoints,\n"
          "# and a rank that dies is noted (docs/slurm.md). The port is unique per job on shared nodes.\n";
-    s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
-    s << "export MASTER_PORT=\"$((20000 + SLURM_JOB_ID % 40000))\"\n";
-    launcher = "srun --ntasks=" + std::to_string(spec.ranks_per_task) + " --kill-on-bad-exit=0 ";
+    // `export X="$(...)"` hides the substitution's failure from set -e: assign, then check the value,
+    // so that a failing scontrol and an empty answer both stop the task with the same message.
+    s << "MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\" || MASTER_ADDR=\"\"\n";
+    s << "if [ -z \"$MASTER_ADDR\" ]; then echo \"k3lab: no first host in SLURM_JOB_NODELIST='${SLURM_JOB_NODELIST:-}' "
+         "(scontrol show hostnames)\" >&2; exit 1; fi\n";
+    s << "MASTER_PORT=\"$((20000 + SLURM_JOB_ID % 40000))\"\n";
+    s << "export MASTER_ADDR MASTER_PORT\n";
+    s << "# One rank's exit ends the step: a non-zero exit at once, any other after " << kRankExitWaitSeconds
+      << " s.\n";
+    launcher = "srun --ntasks=" + std::to_string(spec.ranks_per_task) + " --kill-on-bad-exit=1 --wait=" +
+               std::to_string(kRankExitWaitSeconds) + " ";
   }
   s << "exec " << launcher << shell_quote(spec.k3lab_binary.string()) << " run " << shell_quote(spec.experiment_id)
     << " --profile " << shell_quote(spec.profile) << " --run-dir " << shell_quote(spec.run_dir.string())

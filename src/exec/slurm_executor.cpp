@@ -16,6 +16,7 @@
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/provenance.hpp"
 #include "k3lab/core/run_dir.hpp"
+#include "k3lab/core/unit_lease.hpp"
 #include "k3lab/exec/resources.hpp"
 #include "k3lab/exec/sbatch_script.hpp"
 #include "k3lab/exec/slurm_jobs.hpp"
@@ -104,7 +105,9 @@ struct Reconciled {
   std::vector<JobRecord> jobs;
   TaskStates states;
   core::LedgerContents ledger;
-  std::vector<nlohmann::json> owed;  // failure records owed (and written, when `write`)
+  LeaseViews leases;                       // units without a terminal record that have a lease
+  std::vector<nlohmann::json> owed;        // failure records owed (and written, when `write`)
+  std::vector<nlohmann::json> notes_owed;  // non-terminal notes owed (and written, when `write`)
   std::size_t recorded = 0;
   std::string window_stop;
   std::vector<std::string> notes;
@@ -139,6 +142,50 @@ void repair_dead_shards(const std::filesystem::path& run_dir, const std::vector<
   }
 }
 
+// The leases of the plan's units that have no terminal record, as this host sees them.
+LeaseViews open_leases(const std::filesystem::path& run_dir, const PlannedRun& run,
+                       const std::set<std::string>& done) {
+  LeaseViews leases;
+  const core::LeaseTable table(run_dir, core::lease_settings_from_environment());
+  for (const auto& unit : run.plan) {
+    if (done.count(unit)) continue;
+    auto view = table.view(unit);
+    if (view.state == core::LeaseState::Live || view.state == core::LeaseState::Stale) leases.emplace(unit, std::move(view));
+  }
+  return leases;
+}
+
+// Appends the failure records owed (each only while no live lease covers its unit) and applies the
+// window rule after them.
+void record_failures(const std::filesystem::path& run_dir, const PlannedRun& run, core::LedgerWriter& writer,
+                     Reconciled& rec) {
+  std::map<std::string, const experiments::Unit*> by_id;
+  for (const auto& u : run.units) by_id[u.id] = &u;
+  const auto labels = run.manifest.value("labels", nlohmann::json::array());
+  const bool unfrozen = run.manifest.value("unfrozen", false);
+  core::LeaseTable table(run_dir, core::lease_settings_from_environment());
+  for (auto record : rec.owed) {
+    const std::string unit_id = record["unit"].get<std::string>();
+    const auto unit = by_id.find(unit_id);
+    record["spec"] = unit == by_id.end() ? nlohmann::json(nullptr) : unit->second->spec;
+    record["data"] = nlohmann::json::object();
+    if (!labels.empty()) record["labels"] = labels;
+    if (unfrozen) record["unfrozen"] = true;
+    if (table.finish_unheld(unit_id, [&] { writer.append(std::move(record)); })) ++rec.recorded;
+  }
+  rec.ledger = core::read_ledger(run_dir);
+  if (rec.recorded == 0 || !window_stop_reason(rec.ledger.records).empty()) return;
+  experiments::RunRecords records{run.manifest, rec.ledger, run_dir};
+  const auto verdict = run.experiment->check_window(*run.protocol, run.parameters, records.terminal_records());
+  if (verdict.stop) {
+    writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});
+    rec.ledger = core::read_ledger(run_dir);
+  }
+}
+
+// Asks Slurm about every recorded job and, when `write`, appends what the ends owe to the ledger
+// (ledger.slurm-accounting.jsonl): notes for units left pending and for tasks that need a person, and
+// failure records where the protocol makes the end an outcome; then applies the window rule.
 Reconciled reconcile(const std::filesystem::path& run_dir, const PlannedRun& run, const CommandRunner& runner,
                      bool write) {
   Reconciled rec;
@@ -146,36 +193,18 @@ Reconciled reconcile(const std::filesystem::path& run_dir, const PlannedRun& run
   rec.states = query_task_states(runner, job_ids(rec.jobs));
   if (write) repair_dead_shards(run_dir, rec.jobs, rec.states, rec);
   rec.ledger = core::read_ledger(run_dir);
-  rec.owed = slurm_failure_records(rec.ledger.records, rec.jobs, rec.states);
-  if (write && !rec.owed.empty()) {
-    if (!run.experiment) {
-      rec.notes.push_back("Slurm failures were not recorded: the run's experiment module cannot be loaded (" +
-                          run.load_error + ")");
-    } else {
-      std::map<std::string, const experiments::Unit*> by_id;
-      for (const auto& u : run.units) by_id[u.id] = &u;
-      const auto labels = run.manifest.value("labels", nlohmann::json::array());
-      const bool unfrozen = run.manifest.value("unfrozen", false);
-      core::LedgerWriter writer(run_dir, kAccountingWorker);
-      for (auto record : rec.owed) {
-        const auto unit = by_id.find(record["unit"].get<std::string>());
-        record["spec"] = unit == by_id.end() ? nlohmann::json(nullptr) : unit->second->spec;
-        record["data"] = nlohmann::json::object();
-        if (!labels.empty()) record["labels"] = labels;
-        if (unfrozen) record["unfrozen"] = true;
-        writer.append(std::move(record));
-        ++rec.recorded;
-      }
-      rec.ledger = core::read_ledger(run_dir);
-      if (window_stop_reason(rec.ledger.records).empty()) {
-        experiments::RunRecords records{run.manifest, rec.ledger, run_dir};
-        const auto verdict = run.experiment->check_window(*run.protocol, run.parameters, records.terminal_records());
-        if (verdict.stop) {
-          writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});
-          rec.ledger = core::read_ledger(run_dir);
-        }
-      }
-    }
+  rec.leases = open_leases(run_dir, run, terminal_units(rec.ledger.records));
+  const TaskEndRules rules{run.manifest.value("evidence_class", "") == "proxy-ablation"};
+  rec.owed = slurm_failure_records(rec.ledger.records, rec.jobs, rec.states, rules, rec.leases);
+  rec.notes_owed = slurm_end_notes(rec.ledger.records, rec.jobs, rec.states, rules);
+  if (write && !rec.owed.empty() && !run.experiment) {
+    rec.notes.push_back("Slurm failures were not recorded: the run's experiment module cannot be loaded (" +
+                        run.load_error + ")");
+  } else if (write && (!rec.owed.empty() || !rec.notes_owed.empty())) {
+    core::LedgerWriter writer(run_dir, kAccountingWorker);
+    for (auto note : rec.notes_owed) writer.append(std::move(note));
+    if (!rec.owed.empty()) record_failures(run_dir, run, writer, rec);
+    rec.ledger = core::read_ledger(run_dir);
   }
   rec.window_stop = window_stop_reason(rec.ledger.records);
   return rec;
@@ -295,6 +324,35 @@ std::string live_tasks(const Reconciled& rec, const std::set<std::string>& done)
   return which;
 }
 
+// Whether this submission must stop before writing a script (`result` then says why): the window rule
+// stopped the run, earlier tasks still hold units, or a task ended with an error that needs a person.
+bool refuse_submission(const Reconciled& rec, const std::vector<nlohmann::json>& records,
+                       const std::set<std::string>& done, const SlurmSubmitOptions& options, SubmitResult& result) {
+  const std::string dir = result.run_dir.string();
+  if (!rec.window_stop.empty()) {
+    result.exit_code = experiments::kExitWindowStopped;
+    result.message = dir + " was stopped by its window rule: " + rec.window_stop + "; nothing submitted";
+    return true;
+  }
+  const std::string live = live_tasks(rec, done);
+  if (!live.empty()) {
+    result.exit_code = experiments::kExitError;
+    result.message = "nothing submitted: earlier tasks of " + dir + " are still queued or running (" + live +
+                     "). Wait until they end (`k3lab status " + dir + "`) or cancel them (scancel <job>), then "
+                     "submit again";
+    return true;
+  }
+  const auto blocks = needs_person_blocks(records, rec.jobs);
+  if (!blocks.empty() && !options.resubmit_errors) {
+    result.exit_code = experiments::kExitError;
+    result.message = "nothing submitted: " + std::to_string(blocks.size()) +
+                     " earlier task(s) ended with an error that the same command repeats (first: " + blocks.front() +
+                     "). Fix the cause, then submit again with --resubmit-errors";
+    return true;
+  }
+  return false;
+}
+
 // The units of the frozen plan still to run (restricted to --unit when given), with plan positions.
 struct PendingUnits {
   std::map<std::string, std::size_t> position;  // every unit of the plan
@@ -350,7 +408,7 @@ std::size_t lay_out_tasks(SbatchScriptSpec& spec, const PendingUnits& pending, c
 }
 
 // The script's #SBATCH options: k3lab's defaults and resources for the run, overridden by the user's.
-std::vector<SbatchOption> script_options(const SbatchScriptSpec& spec, const PlannedRun& run,
+std::vector<SbatchOption> script_options(SbatchScriptSpec& spec, const PlannedRun& run,
                                          const experiments::RunRequest& request, std::size_t max_units_per_task,
                                          const std::vector<SbatchOption>& user_options) {
   ResourceInputs inputs;
@@ -358,14 +416,25 @@ std::vector<SbatchOption> script_options(const SbatchScriptSpec& spec, const Pla
   inputs.profile = spec.profile;
   inputs.device = request.options.value("device", std::string("auto"));
   inputs.threads = request.options.value("threads", 0);
-  inputs.gpu_hours_per_unit =
-      gpu_hours_per_unit(run.experiment->plan_details(*run.protocol, run.parameters, run.units), run.units.size());
+  const auto details = run.experiment->plan_details(*run.protocol, run.parameters, run.units);
+  inputs.gpu_hours_per_unit = gpu_hours_per_unit(details, run.units.size());
+  inputs.cpu_hours_per_unit = cpu_hours_per_unit(details, run.units.size());
+  inputs.safety_timeout_hours = safety_timeout_hours(run.parameters);
   inputs.max_units_per_task = max_units_per_task;
+  inputs.ranks_per_task = ranks_per_task(user_options);
   std::vector<SbatchOption> defaults = {{"job-name", "k3lab-" + spec.experiment_id},
                                         {"output", (spec.run_dir / "slurm" / "%A_%a.out").string()},
                                         {"open-mode", "append"},
                                         {"chdir", spec.workdir.string()}};
   for (auto& o : default_resources(inputs)) defaults.push_back(std::move(o));
+  const bool time_given = std::any_of(user_options.begin(), user_options.end(),
+                                      [](const SbatchOption& o) { return o.name == "time"; });
+  spec.resource_notes.push_back("time: " + (time_given ? std::string("given with --slurm-opt")
+                                                       : task_time_limit(inputs).basis));
+  spec.resource_notes.push_back(std::string("GPU: ") +
+                                (needs_gpu(inputs) ? (inputs.ranks_per_task > 1 ? "one per rank (gpus-per-task=1)"
+                                                                                : "one per task (gres=gpu:1)")
+                                                   : "none (CPU units, or --device cpu)"));
   return merge_options(defaults, user_options);
 }
 
@@ -463,30 +532,32 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   auto rec = reconcile(result.run_dir, run, runner, !options.dry_run);
   result.failures_recorded = rec.recorded;
   auto records = rec.ledger.records;
-  if (options.dry_run) records.insert(records.end(), rec.owed.begin(), rec.owed.end());
-  if (!rec.window_stop.empty()) {
-    result.exit_code = experiments::kExitWindowStopped;
-    result.message = result.run_dir.string() + " was stopped by its window rule: " + rec.window_stop +
-                     "; nothing submitted";
-    return result;
+  if (options.dry_run) {
+    records.insert(records.end(), rec.owed.begin(), rec.owed.end());
+    records.insert(records.end(), rec.notes_owed.begin(), rec.notes_owed.end());
   }
-
   const auto done = terminal_units(records);
-  const std::string live = live_tasks(rec, done);
-  if (!live.empty()) {
-    result.exit_code = experiments::kExitError;
-    result.message = "nothing submitted: earlier tasks of " + result.run_dir.string() + " are still queued or running (" +
-                     live + "). Wait until they end (`k3lab status " + result.run_dir.string() +
-                     "`) or cancel them (scancel <job>), then submit again";
-    return result;
-  }
+  if (refuse_submission(rec, records, done, options, result)) return result;
 
-  const PendingUnits pending = pending_units(run, request.only_units, done);
+  PendingUnits pending = pending_units(run, request.only_units, done);
   result.finished = pending.finished;
+  std::erase_if(pending.units, [&](const std::string& unit) {
+    const auto lease = rec.leases.find(unit);
+    if (lease == rec.leases.end() || lease->second.state != core::LeaseState::Live) return false;
+    result.skipped_leased.push_back(unit + " (" + lease->second.describe() + ")");
+    return true;
+  });
+  const std::string skipped =
+      result.skipped_leased.empty()
+          ? ""
+          : "; " + std::to_string(result.skipped_leased.size()) +
+                " unit(s) not submitted because a live lease covers them (first: " + result.skipped_leased.front() +
+                "): their process still runs them, whatever Slurm says; once it ends or its lease expires, submit "
+                "again";
   if (pending.units.empty()) {
     result.message = result.run_dir.string() + ": nothing to submit; " + std::to_string(result.finished) + " of " +
                      std::to_string(run.plan.size()) + " units have a terminal record" +
-                     (request.only_units.empty() ? "" : " (and the named units are among them)");
+                     (request.only_units.empty() ? "" : " (and the named units are among them)") + skipped;
     return result;
   }
 
@@ -502,7 +573,7 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   if (options.dry_run) {
     result.message = "dry run: " + std::to_string(result.tasks) + " array tasks over " +
                      std::to_string(result.submitted_units) + " pending units of " + result.run_dir.string() +
-                     "; nothing submitted";
+                     "; nothing submitted" + skipped;
     return result;
   }
 
@@ -511,7 +582,7 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   result.message = "submitted job " + result.job_id + ": " + std::to_string(result.tasks) + " array tasks over " +
                    std::to_string(result.submitted_units) + " pending units (" + std::to_string(result.finished) +
                    " of " + std::to_string(run.plan.size()) + " already have a terminal record) into " +
-                   result.run_dir.string() + "; `k3lab status " + result.run_dir.string() + "` follows it";
+                   result.run_dir.string() + "; `k3lab status " + result.run_dir.string() + "` follows it" + skipped;
   return result;
 }
 
@@ -532,7 +603,9 @@ StatusResult run_dir_status(const std::filesystem::path& run_dir, const StatusOp
   result.failures_recorded = rec.recorded;
   result.jobs = rec.jobs;
   result.window_stop = rec.window_stop;
-  result.status = compute_status(run.plan, rec.ledger.records, rec.jobs, rec.states);
+  auto records = rec.ledger.records;
+  if (!write) records.insert(records.end(), rec.notes_owed.begin(), rec.notes_owed.end());
+  result.status = compute_status(run.plan, records, rec.jobs, rec.states, rec.leases);
   for (const auto& n : rec.notes) result.status.notes.push_back(n);
   if (options.record_failures && !locked && !rec.owed.empty()) {
     result.status.notes.push_back(std::to_string(rec.owed.size()) +

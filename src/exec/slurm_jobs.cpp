@@ -92,7 +92,7 @@ std::vector<JobRecord> read_job_records(const std::filesystem::path& run_dir) {
     nlohmann::json parsed;
     try {
       parsed = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for an overflowing number
       throw std::runtime_error(where + " is not valid JSON: the file was edited by something other than k3lab; "
                                        "restore it from a copy");
     }

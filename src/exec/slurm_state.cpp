@@ -1,5 +1,8 @@
 #include "k3lab/exec/slurm_state.hpp"
 
+#include "k3lab/experiments/runner.hpp"
+
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -103,22 +106,74 @@ std::vector<std::size_t> expand_array_indices(const std::string& spec) {
   return indices;
 }
 
+const std::vector<SlurmStateRule>& slurm_state_table() {
+  static const std::vector<SlurmStateRule> table = {
+      {"PENDING", TaskEnd::Active, "queued: the task may still run the unit"},
+      {"CONFIGURING", TaskEnd::Active, "starting"},
+      {"RUNNING", TaskEnd::Active, "running: it holds the unit's lease"},
+      {"COMPLETING", TaskEnd::Active, "ending"},
+      {"REQUEUED", TaskEnd::Active, "requeued under the same job and task id"},
+      {"REQUEUE_FED", TaskEnd::Active, "requeued"},
+      {"REQUEUE_HOLD", TaskEnd::Active, "requeued and held"},
+      {"RESIZING", TaskEnd::Active, "resizing"},
+      {"SUSPENDED", TaskEnd::Active, "suspended: its lease may expire; a resumed task that lost it stops"},
+      {"STOPPED", TaskEnd::Active, "stopped by a signal"},
+      {"SIGNALING", TaskEnd::Active, "being signalled"},
+      {"STAGE_OUT", TaskEnd::Active, "staging out"},
+      {"SPECIAL_EXIT", TaskEnd::Active, "held after a special exit"},
+      {"RESV_DEL_HOLD", TaskEnd::Active, "held"},
+      {"POWER_UP_NODE", TaskEnd::Active, "waiting for its node"},
+      {"COMPLETED", TaskEnd::Completed, "k3lab exited 0"},
+      {"NODE_FAIL", TaskEnd::Interrupted,
+       "Slurm lost the node (often slurmd or the network, while k3lab keeps running): pending once the lease expires"},
+      {"TIMEOUT", TaskEnd::Interrupted, "its time limit: pending; resumes from the unit's last checkpoint"},
+      {"PREEMPTED", TaskEnd::Interrupted, "preempted: pending (or requeued with --requeue)"},
+      {"CANCELLED", TaskEnd::Interrupted, "cancelled: pending"},
+      {"DEADLINE", TaskEnd::Interrupted, "its deadline passed: pending"},
+      {"BOOT_FAIL", TaskEnd::Interrupted, "its node did not boot: pending"},
+      {"REVOKED", TaskEnd::Interrupted, "revoked (federation): pending"},
+      {"FAILED", TaskEnd::Interrupted,
+       "a non-zero exit: by exit_code_table, pending, or an error that needs a person"},
+      {"OUT_OF_MEMORY", TaskEnd::OutOfMemory,
+       "its memory limit: a failure of the arm for a training unit (the protocols count OOM as one), pending "
+       "otherwise"},
+  };
+  return table;
+}
+
+const std::vector<ExitCodeRule>& exit_code_table() {
+  static const std::vector<ExitCodeRule> table = {
+      {experiments::kExitOk, false, "ok"},
+      {experiments::kExitError, false,
+       "a runtime error or a fault of the machine (disk full, a lost rank or lease): pending, runs again"},
+      {experiments::kExitUsage, true, "a bad command line: fix the submission"},
+      {experiments::kExitProtocol, true, "the protocol is invalid, not frozen, or differs from the run's"},
+      {experiments::kExitWindowStopped, true, "the protocol's window rule stopped the run"},
+      {experiments::kExitNotBuilt, true, "the experiment's runner is not built into this k3lab"},
+      {experiments::kExitInterrupted, false, "stopped by SIGINT/SIGTERM: pending, resumes"},
+  };
+  return table;
+}
+
+std::optional<int> exit_status(const std::string& exit_code) {
+  const std::string status = exit_code.substr(0, exit_code.find(':'));
+  if (status.empty() || status.size() > 3 || status.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoi(status);
+}
+
 TaskEnd classify(const TaskState& state) {
-  static const std::set<std::string> active = {
-      "PENDING",   "RUNNING",   "CONFIGURING", "COMPLETING",   "REQUEUED",      "REQUEUE_FED",
-      "REQUEUE_HOLD", "RESIZING", "SUSPENDED", "STAGE_OUT",   "SIGNALING",     "STOPPED",
-      "SPECIAL_EXIT", "RESV_DEL_HOLD", "POWER_UP_NODE"};
-  // FAILED (a non-zero exit, or a signal from outside Slurm such as `kill -9`) is treated like a
-  // local SIGKILL: the unit it was in runs again, exactly as `k3lab run` resumes after a kill.
-  static const std::set<std::string> interrupted = {"CANCELLED", "PREEMPTED", "DEADLINE", "BOOT_FAIL", "REVOKED",
-                                                     "FAILED"};
-  static const std::set<std::string> unit_fatal = {"NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"};
-  const std::string& s = state.state;
-  if (active.count(s)) return TaskEnd::Active;
-  if (s == "COMPLETED") return TaskEnd::Completed;
-  if (interrupted.count(s)) return TaskEnd::Interrupted;
-  if (unit_fatal.count(s)) return TaskEnd::UnitFatal;
-  return TaskEnd::Unknown;
+  const auto& table = slurm_state_table();
+  const auto rule = std::find_if(table.begin(), table.end(), [&](const SlurmStateRule& r) { return state.state == r.state; });
+  if (rule == table.end()) return TaskEnd::Unknown;
+  if (state.state == "FAILED") {
+    const auto status = exit_status(state.exit_code);
+    for (const auto& code : exit_code_table()) {
+      if (status && *status == code.code && code.deterministic) return TaskEnd::NeedsPerson;
+    }
+  }
+  return rule->end;
 }
 
 std::string to_string(TaskEnd end) {
@@ -126,7 +181,8 @@ std::string to_string(TaskEnd end) {
     case TaskEnd::Active: return "active";
     case TaskEnd::Completed: return "completed";
     case TaskEnd::Interrupted: return "interrupted";
-    case TaskEnd::UnitFatal: return "unit-fatal";
+    case TaskEnd::OutOfMemory: return "out-of-memory";
+    case TaskEnd::NeedsPerson: return "needs-person";
     case TaskEnd::Unknown: return "unknown";
   }
   return "unknown";

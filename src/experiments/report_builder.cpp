@@ -1,5 +1,6 @@
 #include "k3lab/experiments/report_builder.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -60,6 +61,40 @@ void add_damaged(ReportOutcome& outcome, DamagedRun damaged, const std::string& 
   outcome.damaged.push_back(std::move(damaged));
 }
 
+// "key = value" for every leaf of a profile's patch, the value read from the resolved parameters.
+void list_profile_sizes(const nlohmann::json& patch, const nlohmann::json& resolved, const std::string& prefix,
+                        std::vector<std::string>& out) {
+  for (const auto& [key, value] : patch.items()) {
+    const auto path = prefix.empty() ? key : prefix + "." + key;
+    const auto actual = resolved.is_object() && resolved.contains(key) ? resolved.at(key) : value;
+    if (value.is_object()) {
+      list_profile_sizes(value, actual, path, out);
+    } else if (actual.is_array() && std::any_of(actual.begin(), actual.end(), [](const auto& v) { return v.is_structured(); })) {
+      out.push_back(path + " = " + std::to_string(actual.size()) + " entries");
+    } else {
+      out.push_back(path + " = " + (actual.is_string() ? actual.get<std::string>() : actual.dump()));
+    }
+  }
+}
+
+// A smoke page's transfer limit: what the run's real sizes allow (a module with more facts, such as
+// the proxy-training layer, replaces the can-say line in its summary) and one cannot-say line in
+// place of the protocol's, which are written for full-profile runs.
+void set_smoke_transfer_limit(const core::Protocol& protocol, const nlohmann::json& manifest, report::Page& page) {
+  std::vector<std::string> sizes;
+  const auto& profiles = protocol.document.value("profiles", nlohmann::json::object());
+  if (profiles.contains("smoke")) {
+    list_profile_sizes(profiles.at("smoke"), manifest.value("parameters", nlohmann::json::object()), "", sizes);
+  }
+  std::string listed;
+  for (const auto& size : sizes) listed += (listed.empty() ? "" : "; ") + size;
+  page.can_say = {"Only that the " + protocol.id + " pipeline runs end to end at the smoke profile's toy sizes (" +
+                  std::to_string(manifest.value("units_planned", std::size_t{0})) + " units; " +
+                  (listed.empty() ? std::string("no parameter differs from the full profile") : listed) + ")."};
+  page.cannot_say = {"Anything about the hypothesis, at these sizes or at the full profile's: smoke runs check the "
+                     "code, they are not evidence (the protocol's transfer limits apply to full-profile runs)."};
+}
+
 }  // namespace
 
 report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
@@ -81,6 +116,7 @@ report::Page build_page(const std::filesystem::path& run_dir, const std::filesys
   page.labels = manifest.value("labels", std::vector<std::string>{});
   page.can_say = protocol.can_say;
   page.cannot_say = protocol.cannot_say;
+  if (page.profile == "smoke") set_smoke_transfer_limit(protocol, manifest, page);
   page.provenance = manifest.value("provenance", nlohmann::json::object());
   page.provenance["protocol_sha256"] = manifest.value("protocol_sha256", "");
   page.provenance["profile"] = page.profile;

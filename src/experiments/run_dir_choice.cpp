@@ -63,6 +63,7 @@ std::optional<RunSummary> nothing_to_do(const Design& design, const RunRequest& 
                                              ? " is complete (" + std::to_string(design.units.size()) + " units)"
                                              : " was stopped by its window rule: " + stopped_reason) +
                     "; nothing to do. `k3lab report` renders it; --fresh starts a new run";
+  flag_duplicate_terminal(ledger, run.path, summary);
   return summary;
 }
 
@@ -92,6 +93,20 @@ std::optional<RunSummary> judge_existing(const Design& design, const RunRequest&
 }
 
 }  // namespace
+
+void flag_duplicate_terminal(const core::LedgerContents& ledger, const std::filesystem::path& run_dir,
+                             RunSummary& summary) {
+  summary.duplicate_terminal = core::describe_duplicates(core::duplicate_terminal_records(ledger));
+  if (summary.duplicate_terminal.empty()) return;
+  for (const auto& line : summary.duplicate_terminal) {
+    spdlog::error("{}: DUPLICATE terminal records for unit {}", run_dir.string(), line);
+  }
+  summary.message = "LEDGER ERROR: " + std::to_string(summary.duplicate_terminal.size()) +
+                    " unit(s) have more than one terminal record (" + summary.duplicate_terminal.front() +
+                    "): two processes ran them (before unit leases, or beside a k3lab without them). A person must "
+                    "decide which record stands and move the other line out of the run dir. " + summary.message;
+  if (summary.exit_code == kExitOk) summary.exit_code = kExitError;
+}
 
 std::variant<ChosenRunDir, RunSummary> choose_run_dir(const Design& design, const RunRequest& request,
                                                       const nlohmann::json& data_parallel) {

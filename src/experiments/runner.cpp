@@ -44,18 +44,35 @@ RunSummary run_in_dir(Experiment& experiment, const stages::Design& design, cons
   auto terminal = RunRecords{run.manifest, ledger, run.path}.terminal_records();
   auto selected = stages::select_units(design, request, terminal);
   if (auto* refused = std::get_if<RunSummary>(&selected)) return *refused;
-  const auto& todo = std::get<std::vector<const Unit*>>(selected);
+  auto todo = std::get<std::vector<const Unit*>>(selected);
 
+  stages::UnitClaims claims(run.path, request.worker,
+                            request.lease_settings ? *request.lease_settings : core::lease_settings_from_environment());
+  stages::ClaimReport claim_report;
+  if (group) {
+    // The other ranks train the units named in the plan in step: claim them all before naming them.
+    std::erase_if(todo, [&](const Unit* unit) {
+      return !stages::claim_for_loop(claims, writer, run.path, unit->id, claim_report);
+    });
+  }
   nlohmann::json todo_ids = nlohmann::json::array();
   for (const Unit* unit : todo) todo_ids.push_back(unit->id);
   peer_plan.send({{"run_dir", std::filesystem::absolute(run.path).string()}, {"units", todo_ids}});
 
-  stages::run_units({experiment, design, request, group, writer, ledger}, todo, terminal, run, summary);
+  stages::run_units({experiment, design, request, group, writer, ledger, claims, claim_report}, todo, terminal, run,
+                    summary);
   stages::count_terminal(terminal, summary);
+  summary.skipped_leased = claim_report.skipped;
   if (summary.message.empty()) {
     summary.message = run.path.string() + ": " + std::to_string(terminal.size()) + " of " +
                       std::to_string(design.units.size()) + " units finished";
   }
+  if (!summary.skipped_leased.empty()) {
+    summary.message += "; " + std::to_string(summary.skipped_leased.size()) +
+                       " unit(s) skipped because another process holds their lease (first: " +
+                       summary.skipped_leased.front() + "); run again once it has ended to pick up what it left";
+  }
+  stages::flag_duplicate_terminal(core::read_ledger(run.path), run.path, summary);
   return summary;
 }
 

@@ -50,6 +50,10 @@ std::optional<UnitOutcome> attempt_unit(const UnitLoop& loop, const Unit& unit, 
                       "); it stays open: run the same command again to resume it";
     return std::nullopt;
   } catch (const std::exception& e) {
+    if (loop.claims.lost(unit.id)) {
+      release_peers();
+      return std::nullopt;  // the caller says why
+    }
     if (stop_flag().load()) {
       release_peers();
       summary.exit_code = kExitInterrupted;
@@ -65,6 +69,18 @@ std::optional<UnitOutcome> attempt_unit(const UnitLoop& loop, const Unit& unit, 
                       "the same command again: it redoes or resumes the unit";
     return std::nullopt;
   }
+}
+
+// The lease of `unit` went to another process (this one was stopped, or outlived its lease): it must
+// not write the unit's terminal record, the new holder will.
+void lease_lost(const UnitLoop& loop, const Unit& unit, RunSummary& summary) {
+  const auto view = loop.claims.table().view(unit.id, loop.claims.holder().token);
+  summary.exit_code = kExitError;
+  summary.message = "the lease of unit " + unit.id + " was taken over (" + view.describe() +
+                    ") while this process ran it, so its outcome was not recorded: the new holder records the "
+                    "unit. This process was stopped or slowed past the lease period (" +
+                    std::to_string(loop.claims.table().settings().period_seconds) +
+                    " s, K3LAB_LEASE_SECONDS); nothing else needs doing";
 }
 
 }  // namespace
@@ -98,6 +114,7 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
       summary.message = "interrupted; finished units are kept. Run the same command again to resume";
       break;
     }
+    if (!claim_for_loop(loop.claims, loop.writer, run.path, unit->id, loop.claim_report)) continue;
     nlohmann::json attempt_record = {{"kind", "attempt"}, {"unit", unit->id}, {"attempt", ++attempts[unit->id]}};
     if (!loop.request.worker.empty()) attempt_record["worker"] = loop.request.worker;
     if (loop.group) attempt_record["world_size"] = loop.group->world_size();
@@ -105,9 +122,16 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
 
     const auto started = std::chrono::steady_clock::now();
     const auto outcome = attempt_unit(loop, *unit, env, [&] { release_peers(index, false); }, summary);
-    if (!outcome) break;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    terminal.push_back(loop.writer.append(terminal_record(loop, *unit, *outcome, seconds)));
+    const bool recorded = outcome && loop.claims.finish(unit->id, [&] {
+      terminal.push_back(loop.writer.append(terminal_record(loop, *unit, *outcome, seconds)));
+    });
+    if (!recorded) {
+      if (loop.claims.lost(unit->id) || outcome) lease_lost(loop, *unit, summary);
+      if (outcome) release_peers(index, false);
+      loop.claims.release(unit->id);
+      break;
+    }
     ++summary.ran_now;
     progress.advance();
 

@@ -1,5 +1,6 @@
 #include <k3lab/models/depth_mix.hpp>
 
+#include <k3lab/models/compute_dtype.hpp>
 #include <k3lab/models/rms_norm.hpp>
 
 #include <torch/torch.h>
@@ -10,10 +11,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-torch::ScalarType compute_dtype(const torch::Tensor& x) {
-  return x.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
-}
 
 // The forward quantities, recomputed in backward rather than stored.
 struct Mixed {

@@ -1,5 +1,7 @@
 #include <k3lab/models/fake_quant.hpp>
 
+#include <k3lab/models/compute_dtype.hpp>
+
 #include <torch/torch.h>
 
 #include <limits>
@@ -13,10 +15,6 @@ namespace {
 torch::Tensor floor_log2(const torch::Tensor& magnitude) {
   auto [mantissa, exponent] = torch::frexp(magnitude);
   return (exponent - 1).to(magnitude.scalar_type());
-}
-
-torch::ScalarType compute_dtype(const torch::Tensor& x) {
-  return x.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
 }
 
 }  // namespace

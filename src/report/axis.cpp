@@ -59,9 +59,13 @@ Axis linear_axis(double lo, double hi, int max_ticks) {
     throw std::invalid_argument("linear_axis: max_ticks must be at least 3, got " + std::to_string(max_ticks));
   }
   if (lo == hi) {
+    // Widening never crosses zero: all-zero or all-positive data (counts, accuracies, rates) keeps a
+    // non-negative axis, as all-negative data keeps a non-positive one.
     const double pad = lo == 0.0 ? 1.0 : std::fabs(lo) * 0.1;
-    lo -= pad;
-    hi += pad;
+    const bool non_negative = lo >= 0.0, non_positive = hi <= 0.0;
+    lo = non_negative && lo == 0.0 ? 0.0 : lo - pad;
+    hi = non_positive && hi == 0.0 ? 0.0 : hi + pad;
+    if (lo == hi) hi = 1.0;  // all zero: [0, 1]
   }
   const double raw_step = (hi - lo) / (max_ticks - 1);
   const int first_exponent = decimal_exponent(raw_step) - 1;

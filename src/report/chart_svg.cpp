@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -150,9 +153,45 @@ class Canvas {
   double inset_;
 };
 
+// Every series differs from the others in colour, dash and marker shape, so a series drawn exactly on
+// top of another (equal values) still shows as a dashed line and a different marker over it.
+constexpr const char* kDashes[] = {"", "7 3", "2 3", "9 3 2 3", "1 3", "14 4"};
+constexpr std::size_t kMarkerShapes = 6;
+
 std::string dash_for(std::size_t series_index) {
-  // Colours repeat after the palette; the second round is dashed so series stay distinguishable.
-  return (series_index / chart_palette().size()) % 2 == 1 ? " stroke-dasharray=\"6 3\"" : "";
+  const char* dash = kDashes[series_index % std::size(kDashes)];
+  return *dash ? std::string(" stroke-dasharray=\"") + dash + "\"" : std::string();
+}
+
+// The series' marker at (cx, cy) with radius r: circle, square, triangle, diamond, inverted triangle,
+// ring.
+std::string marker_for(std::size_t series_index, double cx, double cy, double r, const std::string& colour,
+                       const std::string& css_class) {
+  const std::string cls = css_class.empty() ? std::string() : " class=\"" + css_class + "\"";
+  auto polygon = [&](std::initializer_list<std::pair<double, double>> offsets) {
+    std::string d;
+    for (const auto& [dx, dy] : offsets) d += (d.empty() ? "M" : "L") + num(cx + dx * r) + " " + num(cy + dy * r);
+    return "<path" + cls + " d=\"" + d + "Z\" fill=\"" + colour + "\"/>\n";
+  };
+  switch (series_index % kMarkerShapes) {
+    case 0: return "<circle" + cls + " cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\" fill=\"" + colour + "\"/>\n";
+    case 1: return polygon({{-0.9, -0.9}, {0.9, -0.9}, {0.9, 0.9}, {-0.9, 0.9}});
+    case 2: return polygon({{0.0, -1.25}, {1.15, 0.85}, {-1.15, 0.85}});
+    case 3: return polygon({{0.0, -1.3}, {1.3, 0.0}, {0.0, 1.3}, {-1.3, 0.0}});
+    case 4: return polygon({{0.0, 1.25}, {1.15, -0.85}, {-1.15, -0.85}});
+    default:
+      return "<circle" + cls + " cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) +
+             "\" fill=\"#ffffff\" stroke=\"" + colour + "\" stroke-width=\"1.5\"/>\n";
+  }
+}
+
+// The first earlier series with exactly the same points, or -1: named in the legend, since the later
+// one is drawn over it.
+int same_points_as_earlier(const std::vector<Series>& series, std::size_t s) {
+  for (std::size_t e = 0; e < s; ++e) {
+    if (!series[s].y.empty() && series[e].x == series[s].x && series[e].y == series[s].y) return static_cast<int>(e);
+  }
+  return -1;
 }
 
 std::string colour_for(std::size_t series_index) {
@@ -267,8 +306,7 @@ void draw_line_or_scatter(std::string& svg, const Chart& chart, const std::vecto
         }
       }
       for (const PlotPoint& p : run) {
-        svg += "<circle class=\"point\" cx=\"" + num(canvas.px(p.x)) + "\" cy=\"" + num(canvas.py(p.y)) + "\" r=\"" +
-               (line ? "3" : "3.5") + "\" fill=\"" + colour + "\"/>\n";
+        svg += marker_for(s, canvas.px(p.x), canvas.py(p.y), line ? 3.0 : 3.5, colour, "point");
       }
     }
     svg += "</g>\n";
@@ -335,10 +373,10 @@ void draw_legend(std::string& svg, const Chart& chart, const std::vector<PlotSer
       case Chart::Kind::Line:
         svg += "<path d=\"M" + num(swatch_x) + " " + num(y) + "H" + num(swatch_x + 20) + "\" stroke=\"" + colour +
                "\" stroke-width=\"2\"" + dash_for(s) + "/>\n";
-        svg += "<circle cx=\"" + num(swatch_x + 10) + "\" cy=\"" + num(y) + "\" r=\"3\" fill=\"" + colour + "\"/>\n";
+        svg += marker_for(s, swatch_x + 10, y, 3.0, colour, "");
         break;
       case Chart::Kind::Scatter:
-        svg += "<circle cx=\"" + num(swatch_x + 10) + "\" cy=\"" + num(y) + "\" r=\"3.5\" fill=\"" + colour + "\"/>\n";
+        svg += marker_for(s, swatch_x + 10, y, 3.5, colour, "");
         break;
       case Chart::Kind::Bar:
         svg += "<rect x=\"" + num(swatch_x + 4) + "\" y=\"" + num(y - 6) + "\" width=\"12\" height=\"12\" fill=\"" +
@@ -347,6 +385,10 @@ void draw_legend(std::string& svg, const Chart& chart, const std::vector<PlotSer
     }
     std::string label = chart.series[s].label.empty() ? "series " + std::to_string(s + 1) : chart.series[s].label;
     if (plotted[s].points == 0) label += " (no points)";
+    if (const int same = same_points_as_earlier(chart.series, s); same >= 0 && chart.kind != Chart::Kind::Bar) {
+      const auto& other = chart.series[static_cast<std::size_t>(same)].label;
+      label += " (same values as " + (other.empty() ? "series " + std::to_string(same + 1) : other) + ", drawn over it)";
+    }
     svg += "<text x=\"" + num(swatch_x + 28) + "\" y=\"" + num(y) + "\" dy=\"0.32em\">" + xml_escape(label) +
            "</text>\n";
   }

@@ -111,6 +111,7 @@ std::string provenance_section(const nlohmann::json& provenance) {
 
 std::string header(const Page& page) {
   std::string out = "# " + (page.title.empty() ? page.experiment_id : page.title) + "\n\n";
+  if (page.profile == "smoke") out += std::string("> **") + kSmokeBanner + "**\n\n";
   out += "**Experiment:** `" + page.experiment_id + "` · **Profile:** " +
          (page.profile.empty() ? std::string("(none)") : "`" + page.profile + "`") +
          " · **Evidence class:** " + (page.evidence_class.empty() ? std::string("(not stated)") : page.evidence_class) +

@@ -49,6 +49,18 @@ std::string cell_text(const Cell& cell) {
   return "";
 }
 
+// The cell as a reader sees it in Markdown: counts grouped by thousands, no exponents for large values,
+// "–" for a missing value. CSV and JSON keep cell_text / the raw value for tools.
+std::string reading_text(const Cell& cell) {
+  if (std::holds_alternative<std::monostate>(cell.value)) return "–";
+  if (const auto* i = std::get_if<std::int64_t>(&cell.value)) return group_thousands(*i);
+  if (const auto* d = std::get_if<double>(&cell.value)) {
+    (void)cell_text(cell);  // validates the precision
+    return format_for_reading(*d, cell.precision);
+  }
+  return cell_text(cell);
+}
+
 bool is_number(const Cell& cell) {
   return std::holds_alternative<double>(cell.value) || std::holds_alternative<std::int64_t>(cell.value);
 }
@@ -100,8 +112,7 @@ std::string table_markdown(const Table& table) {
   for (const auto& row : table.rows) {
     out += "|";
     for (const Cell& cell : row) {
-      const std::string text = std::holds_alternative<std::monostate>(cell.value) ? "–" : cell_text(cell);
-      out += " " + markdown_cell(text) + " |";
+      out += " " + markdown_cell(reading_text(cell)) + " |";
     }
     out += "\n";
   }

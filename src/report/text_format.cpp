@@ -92,6 +92,27 @@ std::string format_significant(double value, int digits) {
   return text;
 }
 
+std::string group_thousands(std::int64_t value) {
+  const std::string digits = std::to_string(value);
+  const std::size_t sign = value < 0 ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (std::size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string format_for_reading(double value, int digits) {
+  const double magnitude = std::fabs(value);
+  if (!std::isfinite(value) || magnitude < 1e4 || magnitude >= 1e15) return format_significant(value, digits);
+  // Round to `digits` significant digits via the decimal text, then print the whole number grouped.
+  const std::string text = to_chars_text(value, std::chars_format::scientific, digits - 1);
+  double rounded = value;
+  std::from_chars(text.data(), text.data() + text.size(), rounded);
+  return group_thousands(static_cast<std::int64_t>(std::llround(rounded)));
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);

@@ -248,6 +248,49 @@ TEST(AgentRun, TransportFailuresBeyondTheRetryLimitMakeTheRunInvalid) {
   EXPECT_EQ(r.outcome.data["calls"].size(), 3u);  // one try and two retries
 }
 
+TEST(AgentRun, AResendWaitsTheSharedBackoffOrTheServersRetryAfter) {
+  ScratchDir dir;
+  api::FaultPlan faults;
+  faults.script = {api::FaultKind::server_error};
+  AgentServer server(faults);
+  auto clock = std::make_shared<api::ManualClock>();
+  const auto p = parameters();
+  auto runner = make_runner(p, server, clock);
+  const auto out = runner.run(unit_for(p, 1, "control"), dir.path() / "artifacts");
+  ASSERT_EQ(out.kind, experiments::UnitOutcome::Kind::Result) << out.detail;
+  // Every distinct request fails once with a 500: one wait per turn, each 1 s with up to half off.
+  const auto sleeps = clock->sleeps();
+  ASSERT_EQ(sleeps.size(), out.data["model_turns"].get<std::size_t>());
+  for (const auto wait : sleeps) {
+    EXPECT_GE(wait, std::chrono::milliseconds(500));
+    EXPECT_LE(wait, std::chrono::seconds(1));
+  }
+
+  ScratchDir dir2;
+  api::FaultPlan limited;
+  limited.script = {api::FaultKind::rate_limit};
+  limited.retry_after_seconds = 7;
+  AgentServer server2(limited);
+  auto clock2 = std::make_shared<api::ManualClock>();
+  auto runner2 = make_runner(p, server2, clock2);
+  const auto out2 = runner2.run(unit_for(p, 1, "control"), dir2.path() / "artifacts");
+  ASSERT_EQ(out2.kind, experiments::UnitOutcome::Kind::Result) << out2.detail;
+  for (const auto wait : clock2->sleeps()) EXPECT_EQ(wait, std::chrono::seconds(7));
+}
+
+TEST(AgentRun, OverloadsCountAgainstTheSameCapOfThreeSends) {
+  ScratchDir dir;
+  api::FaultPlan faults;
+  faults.script = {api::FaultKind::overload, api::FaultKind::unavailable, api::FaultKind::rate_limit,
+                   api::FaultKind::overload};
+  faults.retry_after_seconds = 1;
+  AgentServer server(faults);
+  const UnitRun r = run_unit(parameters(), server, 1, "control", dir);
+  EXPECT_EQ(r.outcome.kind, experiments::UnitOutcome::Kind::Invalid);
+  EXPECT_EQ(r.outcome.reason, "transport-exhausted");
+  EXPECT_EQ(server.server->received().size(), 3u) << "a fourth send of one turn broke the seed's cap";
+}
+
 TEST(AgentRun, TheHarnessKeysAMutationTheModelLeftUnkeyedSoRetriesStayIdempotent) {
   ScratchDir dir;
   api::FaultPlan drops;
@@ -367,7 +410,7 @@ TEST(AgentRun, AnAuthRefusalIsAFailureThatEndsTheWindow) {
   auto clock = std::make_shared<api::ManualClock>();
   api::ClientConfig config;
   config.base_url = keyed.base_url();
-  config.max_transport_retries = 0;
+  config.retry.max_sends = 1;
   ar::AgentRunSetup setup;
   setup.parameters = p;
   setup.client = std::make_shared<const api::ChatClient>(config, clock);

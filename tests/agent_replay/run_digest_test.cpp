@@ -2,6 +2,9 @@
 // task, the paired comparison's direction, and the boundary text for a simulated endpoint.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "agent_replay/run_digest.hpp"
 #include "agent_replay/summary.hpp"
 #include "agent_replay/units.hpp"
@@ -170,6 +173,47 @@ TEST(RunDigest, AFaultThatNeverTookEffectSaysNothingInsteadOfNoCost) {
   for (const auto& b : page.blocks) text += b.markdown;
   EXPECT_NE(text.find("omitted-tool-result: the fault never took effect in its 6 runs"), std::string::npos) << text;
   EXPECT_EQ(text.find("omitted-tool-result: the fault took effect"), std::string::npos);
+}
+
+// The cost cells of the tokens/cost table, by arm.
+std::map<std::string, report::Cell> cost_cells(const report::Page& page) {
+  std::map<std::string, report::Cell> out;
+  for (const auto& b : page.blocks) {
+    if (b.table.id != "tokens-cache-cost-by-arm") continue;
+    const auto column = std::find(b.table.columns.begin(), b.table.columns.end(), "cost (USD)") - b.table.columns.begin();
+    for (const auto& row : b.table.rows) out[std::get<std::string>(row[0].value)] = row[column];
+  }
+  return out;
+}
+
+TEST(RunDigest, CallsWithoutUsageAreCountedAndTheirArmsCostIsUnknown) {
+  const auto protocol = core::load_protocol(protocol_file(), &ar::parameter_schema());
+  json manifest = {{"parameters", protocol_parameters("full")}, {"options", {{"served_model", "k3-local"}}}};
+  manifest["parameters"]["task_count"] = 2;
+  auto all = records();
+  int marked = 0;
+  for (auto& r : all) {
+    if (r["spec"]["arm"] == "control" && marked < 2) {
+      r["data"]["calls"][0]["usage_reported"] = false;
+      ++marked;
+    }
+  }
+  ASSERT_EQ(marked, 2);
+  const auto d = ar::digest_run(two_tasks_three_reps(), all, all);
+  EXPECT_EQ(d.arm("control")->usage_missing_calls, 2u);
+  EXPECT_EQ(d.arm("content-only")->usage_missing_calls, 0u);
+
+  experiments::RunRecords run{manifest, {all, {}, 0}, {}};
+  report::Page page;
+  ar::summarise_run(protocol, run, page);
+  const auto costs = cost_cells(page);
+  ASSERT_TRUE(costs.count("control"));
+  EXPECT_EQ(std::get<std::string>(costs.at("control").value), "unknown");
+  EXPECT_TRUE(std::holds_alternative<double>(costs.at("content-only").value)) << "an arm with usage keeps its cost";
+  std::string text;
+  for (const auto& b : page.blocks) text += b.markdown + b.table.caption;
+  EXPECT_NE(text.find("usage-missing: 2 successful call(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Served model: requests named the model \"k3-local\""), std::string::npos) << text;
 }
 
 }  // namespace

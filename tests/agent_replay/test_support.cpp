@@ -62,9 +62,10 @@ ar::AgentRunner make_runner(const ar::Parameters& p, const AgentServer& server, 
   if (!clock) clock = std::make_shared<api::ManualClock>();
   api::ClientConfig config;
   config.base_url = server.server->base_url();
-  config.max_transport_retries = 0;
+  config.retry.max_sends = 1;
   ar::AgentRunSetup setup;
   setup.parameters = p;
+  setup.retry = api::RetryPolicy::with_retries(p.transport_retries);
   setup.client = std::make_shared<const api::ChatClient>(config, clock);
   setup.clock = clock;
   setup.endpoint_name = "test-mock";

@@ -1,5 +1,5 @@
-// Fault injection through the real client against the mock: transport retries capped at two with
-// identical bytes, Retry-After honoured on a virtual clock, separate retry budgets, auth never
+// Fault injection through the real client against the mock: at most three sends of identical bytes
+// whatever the error class, Retry-After honoured on a virtual clock, backoff between sends, auth never
 // retried, and the key never in a record, an error message or a log line.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -47,13 +47,18 @@ class CapturedLog {
   std::shared_ptr<spdlog::logger> previous_;
 };
 
+// Exact backoff (no jitter), so waits can be compared with hand values.
+ClientConfig without_jitter() {
+  ClientConfig config;
+  config.retry.jitter = 0;
+  return config;
+}
+
 struct Rig {
-  explicit Rig(MockServerOptions options, ClientConfig overrides = {}) : server(std::move(options)) {
+  explicit Rig(MockServerOptions options, ClientConfig overrides = without_jitter()) : server(std::move(options)) {
     server.start(0);
     ClientConfig config = client_config_for(server, kKeyEnv);
-    config.max_transport_retries = overrides.max_transport_retries;
-    config.max_overload_retries = overrides.max_overload_retries;
-    config.retry_after_cap = overrides.retry_after_cap;
+    config.retry = overrides.retry;
     config.requests_per_second = overrides.requests_per_second;
     config.tokens_per_minute = overrides.tokens_per_minute;
     config.token_burst = overrides.token_burst;
@@ -105,40 +110,74 @@ TEST(MockFaults, TwoDropsThenSuccess) {
             (std::vector<FaultKind>{FaultKind::drop_mid_stream, FaultKind::server_error, FaultKind::none}));
 }
 
-TEST(MockFaults, RetryAfterIsHonouredAndCountedSeparately) {
+TEST(MockFaults, EveryErrorClassCountsAgainstOneCapOfThreeSends) {
   ScopedEnv key(kKeyEnv, nullptr);
   Rig rig(scripted({FaultKind::rate_limit, FaultKind::overload, FaultKind::unavailable, FaultKind::drop_mid_stream}, 3));
   const ChatResult r = rig.client->complete(user_request("patience", true));
+  EXPECT_EQ(r.record.error_class, ErrorClass::overload) << r.record.error_message;
+  EXPECT_EQ(r.record.attempts, 3);
+  EXPECT_EQ(rig.server.received().size(), 3u) << "a fourth send broke the cap";
+  EXPECT_EQ(r.record.attempt_errors, (std::vector<std::string>{"rate_limit", "overload", "overload"}));
+  EXPECT_EQ(r.record.overload_retries, 2);
+  // Two Retry-After waits of 3 s; no wait after the last send.
+  EXPECT_EQ(rig.clock->sleeps(), (std::vector<std::chrono::nanoseconds>{seconds(3), seconds(3)}));
+  EXPECT_DOUBLE_EQ(r.record.waited_ms, 6'000.0);
+  ASSERT_TRUE(r.record.retry_after_ms.has_value());
+  EXPECT_DOUBLE_EQ(*r.record.retry_after_ms, 3'000.0);
+}
+
+TEST(MockFaults, RetryAfterThenBackoffAcrossClasses) {
+  ScopedEnv key(kKeyEnv, nullptr);
+  Rig rig(scripted({FaultKind::rate_limit, FaultKind::drop_mid_stream}, 3));
+  const ChatResult r = rig.client->complete(user_request("patience", true));
   ASSERT_TRUE(r.ok()) << r.record.error_message;
-  EXPECT_EQ(r.record.overload_retries, 3);
+  EXPECT_EQ(r.record.overload_retries, 1);
   EXPECT_EQ(r.record.transport_retries, 1);
-  EXPECT_EQ(r.record.attempt_errors, (std::vector<std::string>{"rate_limit", "overload", "overload", "transport"}));
-  // Three Retry-After: 3 waits, then the drop's first backoff step (no Retry-After on a drop).
-  EXPECT_EQ(rig.clock->sleeps(), (std::vector<std::chrono::nanoseconds>{seconds(3), seconds(3), seconds(3), seconds(1)}));
-  EXPECT_DOUBLE_EQ(r.record.waited_ms, 10'000.0);
+  // Retry-After 3 s, then the backoff after two sends: 1 s * 2.
+  EXPECT_EQ(rig.clock->sleeps(), (std::vector<std::chrono::nanoseconds>{seconds(3), seconds(2)}));
 }
 
 TEST(MockFaults, RetryAfterIsCapped) {
   ScopedEnv key(kKeyEnv, nullptr);
-  ClientConfig limits;
-  limits.retry_after_cap = milliseconds(2500);
+  ClientConfig limits = without_jitter();
+  limits.retry.retry_after_cap = milliseconds(2500);
   Rig rig(scripted({FaultKind::rate_limit}, 1152), limits);
   const ChatResult r = rig.client->complete(user_request("tpd", false));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(rig.clock->sleeps(), (std::vector<std::chrono::nanoseconds>{milliseconds(2500)}));
 }
 
-TEST(MockFaults, OverloadBudgetRunsOut) {
+TEST(MockFaults, ASmallerCapSendsLess) {
   ScopedEnv key(kKeyEnv, nullptr);
-  ClientConfig limits;
-  limits.max_overload_retries = 2;
+  ClientConfig limits = without_jitter();
+  limits.retry.max_sends = 2;
   Rig rig(scripted({FaultKind::overload, FaultKind::overload, FaultKind::overload, FaultKind::overload}), limits);
   const ChatResult r = rig.client->complete(user_request("busy", true));
   EXPECT_EQ(r.record.error_class, ErrorClass::overload);
   EXPECT_EQ(r.record.http_status, 429);
-  EXPECT_EQ(r.record.attempts, 3);
-  EXPECT_EQ(r.record.overload_retries, 2);
+  EXPECT_EQ(r.record.attempts, 2);
+  EXPECT_EQ(r.record.overload_retries, 1);
   EXPECT_EQ(r.record.transport_retries, 0);
+  EXPECT_EQ(rig.server.received().size(), 2u);
+}
+
+TEST(MockFaults, JitteredBackoffStaysInItsBandAndRepeatsWithTheSeed) {
+  ScopedEnv key(kKeyEnv, nullptr);
+  auto sleeps_with_seed = [](std::uint64_t seed) {
+    ClientConfig limits;  // jitter 0.5: waits in [b/2, b]
+    limits.retry.seed = seed;
+    Rig rig(scripted({FaultKind::server_error, FaultKind::server_error}), limits);
+    EXPECT_TRUE(rig.client->complete(user_request("jitter", false)).ok());
+    return rig.clock->sleeps();
+  };
+  const auto a = sleeps_with_seed(7);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_GE(a[0], milliseconds(500));
+  EXPECT_LE(a[0], seconds(1));
+  EXPECT_GE(a[1], seconds(1));
+  EXPECT_LE(a[1], seconds(2));
+  EXPECT_EQ(sleeps_with_seed(7), a);
+  EXPECT_NE(sleeps_with_seed(8), a);
 }
 
 TEST(MockFaults, AuthErrorIsNotRetriedAndTheKeyNeverLeaks) {

@@ -13,6 +13,7 @@
 #include "attn_res/depth_statistics.hpp"
 #include "attn_res/parameters.hpp"
 #include "attn_res/residual_memory.hpp"
+#include "attn_res_protocol.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/models/residual.hpp"
 
@@ -21,11 +22,7 @@ namespace {
 
 using models::ResidualMode;
 
-const core::Protocol& protocol() {
-  static const core::Protocol p = core::load_protocol(
-      std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/attn-res.json", &parameter_schema());
-  return p;
-}
+using testing::attn_res_protocol;
 
 TEST(StoredResidualMemory, SourcesPerMode) {
   EXPECT_EQ(stored_residual_sources(ResidualMode::Standard, 36, 12), 1);
@@ -39,7 +36,7 @@ TEST(StoredResidualMemory, SourcesPerMode) {
 }
 
 TEST(StoredResidualMemory, BytesOfTheSmokeShape) {
-  const auto p = parse_parameters(protocol().parameters_for("smoke"));  // L = 6, D = 32, S = 2
+  const auto p = parse_parameters(attn_res_protocol().parameters_for("smoke"));  // L = 6, D = 32, S = 2
   const std::int64_t tokens = 2 * 64;                                    // two rows of 64
   EXPECT_EQ(stored_residual_memory(arm_model_config(p, "ordinary-residual"), 4, tokens).bytes(), 1 * 32 * 4 * 128);
   EXPECT_EQ(stored_residual_memory(arm_model_config(p, "full-attnres"), 4, tokens).bytes(), 13 * 32 * 4 * 128);
@@ -136,7 +133,7 @@ TEST(DepthWeights, ReproduceTheModelsMixture) {
   EXPECT_LT((mixed - path.mix(sources, 3)).abs().max().item<double>(), 1e-5);
 }
 
-Decision decision() { return parse_parameters(protocol().parameters_for("full")).decision; }
+Decision decision() { return parse_parameters(attn_res_protocol().parameters_for("full")).decision; }
 
 TEST(Decision, PairedRelativeImprovementAndBootstrapByHand) {
   // Relative improvements (baseline - arm) / baseline: 0.05, 0.05, -0.01; mean 0.03.

@@ -14,6 +14,7 @@
 #include "attn_res/residual_memory.hpp"
 #include "attn_res/run_unit.hpp"
 #include "attn_res/units.hpp"
+#include "attn_res_protocol.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "common/temp_dir.hpp"
 #include "k3lab/models/param_count.hpp"
@@ -23,13 +24,9 @@ namespace {
 
 using k3lab::testing::TempDir;
 
-const core::Protocol& protocol() {
-  static const core::Protocol p = core::load_protocol(
-      std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/attn-res.json", &parameter_schema());
-  return p;
-}
+using testing::attn_res_protocol;
 
-Parameters smoke() { return parse_parameters(protocol().parameters_for("smoke")); }
+Parameters smoke() { return parse_parameters(attn_res_protocol().parameters_for("smoke")); }
 
 TEST(ArmModels, EveryArmBuildsAtTheSmokeShape) {
   const auto p = smoke();
@@ -54,7 +51,7 @@ TEST(ArmModels, EveryArmBuildsAtTheSmokeShape) {
 }
 
 TEST(ArmModels, TheFullShapeValidatesAndDiffersOnlyInTheResidualPath) {
-  const auto p = parse_parameters(protocol().parameters_for("full"));
+  const auto p = parse_parameters(attn_res_protocol().parameters_for("full"));
   nlohmann::json reference;
   for (const auto& arm : arm_ids()) {
     nlohmann::json j = arm_model_config(p, arm);  // validate() ran inside
@@ -66,7 +63,7 @@ TEST(ArmModels, TheFullShapeValidatesAndDiffersOnlyInTheResidualPath) {
 }
 
 TEST(TrainerSetup, ControlledVariablesAreIdenticalAcrossArms) {
-  const auto p = parse_parameters(protocol().parameters_for("full"));
+  const auto p = parse_parameters(attn_res_protocol().parameters_for("full"));
   nlohmann::json reference;
   for (const auto& arm : arm_ids()) {
     auto j = trainer_config(p, arm, 4101, nlohmann::json::object(), "").to_json();
@@ -170,11 +167,11 @@ struct UnitRun {
 };
 
 UnitRun run_one(const std::filesystem::path& run_dir, double stop_at, std::atomic<bool>* stop) {
-  const auto parameters = protocol().parameters_for("smoke");
+  const auto parameters = attn_res_protocol().parameters_for("smoke");
   const auto units = enumerate_units(parse_parameters(parameters));
   const auto& unit = units.at(2);  // the block arm of the first seed
   UnitRun run;
-  RunEnv env{protocol(), parameters, "smoke", run_dir, run_dir / "artifacts", false,
+  RunEnv env{attn_res_protocol(), parameters, "smoke", run_dir, run_dir / "artifacts", false,
              nlohmann::json{{"device", "cpu"}, {"threads", 1}}, nullptr, nullptr, stop};
   env.note = [&](const std::string&, nlohmann::json record) { run.notes.push_back(std::move(record)); };
   env.progress = [&](double fraction) {
@@ -210,11 +207,11 @@ TEST(RunUnit, TrainsToTheBudgetAndAKilledUnitResumesToTheSameResult) {
 
 TEST(RunUnit, MissingDatasetIsAFailureThatStopsTheWindow) {
   TempDir run_dir("k3lab-attn-res-nodata");
-  auto parameters = protocol().parameters_for("smoke");
+  auto parameters = attn_res_protocol().parameters_for("smoke");
   parameters["data"]["dataset"] = "fineweb-edu-sample-10BT";
   parameters["data"]["tokenizer"] = "gpt2";
   const auto units = enumerate_units(parse_parameters(parameters));
-  RunEnv env{protocol(), parameters, "smoke", run_dir.path(), run_dir.path() / "artifacts", false,
+  RunEnv env{attn_res_protocol(), parameters, "smoke", run_dir.path(), run_dir.path() / "artifacts", false,
              nlohmann::json{{"device", "cpu"}, {"data_dir", run_dir.path().string()}}, nullptr, nullptr, nullptr};
   const auto experiment = make_experiment();
   EXPECT_TRUE(experiment->preflight(parameters, env.options).has_value());
@@ -222,9 +219,9 @@ TEST(RunUnit, MissingDatasetIsAFailureThatStopsTheWindow) {
   ASSERT_EQ(outcome.kind, UnitOutcome::Kind::Failure);
   EXPECT_EQ(outcome.reason, kDataUnavailable);
   const nlohmann::json record = {{"kind", "failure"}, {"reason", outcome.reason}, {"detail", outcome.detail}};
-  EXPECT_TRUE(experiment->check_window(protocol(), parameters, {record}).stop);
-  EXPECT_FALSE(experiment->check_window(protocol(), parameters, {{{"kind", "failure"}, {"reason", "oom"}}}).stop);
-  EXPECT_FALSE(experiment->preflight(protocol().parameters_for("smoke"), nlohmann::json{{"device", "cpu"}}).has_value());
+  EXPECT_TRUE(experiment->check_window(attn_res_protocol(), parameters, {record}).stop);
+  EXPECT_FALSE(experiment->check_window(attn_res_protocol(), parameters, {{{"kind", "failure"}, {"reason", "oom"}}}).stop);
+  EXPECT_FALSE(experiment->preflight(attn_res_protocol().parameters_for("smoke"), nlohmann::json{{"device", "cpu"}}).has_value());
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ namespace {
 namespace cp = experiments::context_probe;
 using experiments::UnitOutcome;
 
-const std::string kBlock = "family=single/fixture=1/length=4096";
-const std::string kCold = kBlock + "/stratum=cold/rep=1";
-const std::string kPrime = "prime/" + kBlock + "/rep=1";
-const std::string kWarm = kBlock + "/stratum=warm/rep=1";
+const std::string kRunnerBlock = "family=single/fixture=1/length=4096";
+const std::string kCold = kRunnerBlock + "/stratum=cold/rep=1";
+const std::string kPrime = "prime/" + kRunnerBlock + "/rep=1";
+const std::string kWarm = kRunnerBlock + "/stratum=warm/rep=1";
 
 struct Harness {
   std::shared_ptr<api::ManualClock> clock = std::make_shared<api::ManualClock>();

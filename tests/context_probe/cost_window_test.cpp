@@ -90,5 +90,33 @@ TEST(WindowRule, AnExpiredWindowStopsWhateverTheCount) {
   EXPECT_NE(v.reason.find("24-hour test window closed"), std::string::npos) << v.reason;
 }
 
+nlohmann::json failed_call(const std::string& error_class, int status, const std::string& message) {
+  return {{"kind", "failure"},
+          {"unit", "u1"},
+          {"reason", error_class},
+          {"spec", {{"role", "prime"}}},
+          {"data", {{"call", {{"error_class", error_class}, {"http_status", status}, {"error_message", message}}}}}};
+}
+
+TEST(WindowRule, AConfigurationErrorStopsAtOnceNamingItself) {
+  const auto p = cp::parse_parameters(protocol_parameters("full"));
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {failed_call("transport", 0, "Couldn't connect to server: Failed to connect to 127.0.0.1 port 9 after 0 ms"),
+       "connection refused"},
+      {failed_call("transport", 0, "SSL connect error: wrong version number"), "TLS failure"},
+      {failed_call("auth", 401, "HTTP 401: Invalid Authentication"), "HTTP 401 (auth)"},
+      {failed_call("not_found", 404, "HTTP 404: The model `kimi-k3` does not exist"), "HTTP 404 (not_found)"}};
+  for (const auto& [record, label] : cases) {
+    const auto v = cp::check_invalid_window(p, {record});
+    EXPECT_TRUE(v.stop) << label;
+    EXPECT_EQ(v.data["configuration_error"]["label"], label);
+    EXPECT_NE(v.reason.find("configuration error (" + label + ")"), std::string::npos) << v.reason;
+    EXPECT_NE(v.reason.find("--fresh"), std::string::npos) << v.reason;
+  }
+  // A dropped stream or an overload is the endpoint being flaky, not misconfigured: one does not stop.
+  EXPECT_FALSE(cp::check_invalid_window(p, {failed_call("transport", 0, "transfer closed with 120 bytes remaining")}).stop);
+  EXPECT_FALSE(cp::check_invalid_window(p, {failed_call("overload", 429, "HTTP 429: engine overloaded")}).stop);
+}
+
 }  // namespace
 }  // namespace k3lab::context_probe_test

@@ -9,14 +9,14 @@
 
 using namespace k3lab::core;
 using k3lab::testing::complete_manifest;
+using k3lab::testing::kPlan;
+using k3lab::testing::kResult;
 using k3lab::testing::make_run;
 using k3lab::testing::minimal_protocol;
 using k3lab::testing::TempDir;
 
 namespace {
 
-const nlohmann::json kPlan = {{"kind", "plan"}, {"units", {"u1", "u2"}}};
-const nlohmann::json kResult = {{"kind", "result"}, {"unit", "u1"}, {"data", 1}};
 
 nlohmann::json edited_protocol() {
   auto doc = minimal_protocol();

@@ -10,6 +10,8 @@
 
 using namespace k3lab;
 using k3lab::testing::complete_manifest;
+using k3lab::testing::kPlan;
+using k3lab::testing::kResult;
 using k3lab::testing::make_run;
 using k3lab::testing::minimal_protocol;
 using k3lab::testing::read_file;
@@ -49,7 +51,6 @@ experiments::Catalog catalog() {
           [](const std::string& id) { return std::make_unique<TableExperiment>(id); }};
 }
 
-const nlohmann::json kPlan = {{"kind", "plan"}, {"units", {"u1", "u2"}}};
 
 std::filesystem::path good_run(const std::filesystem::path& runs) {
   return make_run(runs, complete_manifest(minimal_protocol("memory-pool"), "full", 2),

@@ -13,6 +13,10 @@
 
 namespace k3lab::testing {
 
+// A plan of two units and a result of the first: the smallest ledger a reader must handle.
+inline const nlohmann::json kPlan = {{"kind", "plan"}, {"units", {"u1", "u2"}}};
+inline const nlohmann::json kResult = {{"kind", "result"}, {"unit", "u1"}, {"data", 1}};
+
 // The fields the runner writes, with values that a reader can check.
 inline nlohmann::json complete_manifest(const nlohmann::json& protocol, const std::string& profile,
                                         std::size_t units_planned, bool frozen = false) {

@@ -16,14 +16,14 @@
 
 using namespace k3lab;
 using k3lab::testing::complete_manifest;
+using k3lab::testing::kPlan;
+using k3lab::testing::kResult;
 using k3lab::testing::make_run;
 using k3lab::testing::minimal_protocol;
 using k3lab::testing::TempDir;
 
 namespace {
 
-const nlohmann::json kPlan = {{"kind", "plan"}, {"units", {"u1", "u2"}}};
-const nlohmann::json kResult = {{"kind", "result"}, {"unit", "u1"}, {"data", 1}};
 
 // The folders directly under runs/<id>/ (independently of core's listing).
 std::vector<std::filesystem::path> folders_of(const std::filesystem::path& runs_root, const std::string& id) {

@@ -32,13 +32,20 @@ TEST(LinearAxis, HandPickedRanges) {
   expect_ticks(linear_axis(-0.4, 0.9, 3), {-1.0, 0.0, 1.0});  // straddling zero needs three ticks
 }
 
-TEST(LinearAxis, DegenerateRangeIsWidened) {
-  const Axis zero = linear_axis(0.0, 0.0);
-  EXPECT_LT(zero.lo, 0.0);
-  EXPECT_GT(zero.hi, 0.0);
+TEST(LinearAxis, DegenerateRangeIsWidenedWithoutCrossingZero) {
+  // All-zero data (an accuracy of 0 everywhere) gets [0, 1], not [-1, 1]: no impossible values shown.
+  expect_ticks(linear_axis(0.0, 0.0), {0.0, 0.2, 0.4, 0.6, 0.8, 1.0});
   const Axis five = linear_axis(5.0, 5.0);
   EXPECT_LT(five.lo, 5.0);
   EXPECT_GT(five.hi, 5.0);
+  EXPECT_GE(five.lo, 0.0);
+  const Axis small = linear_axis(0.02, 0.02);
+  EXPECT_GE(small.lo, 0.0);
+  EXPECT_GT(small.hi, 0.02);
+  const Axis negative = linear_axis(-3.0, -3.0);
+  EXPECT_LT(negative.lo, -3.0);
+  EXPECT_LE(negative.hi, 0.0);
+  EXPECT_GT(negative.hi, -3.0);
 }
 
 TEST(LinearAxis, PropertiesOverRandomRanges) {

@@ -133,7 +133,29 @@ TEST(ChartSvg, ManySeriesCycleThePalette) {
   const std::string svg = chart_svg(chart);
   EXPECT_EQ(testing::xml_error(svg), "");
   EXPECT_EQ(count(svg, "class=\"point\""), 20u);
-  EXPECT_GE(count(svg, "stroke-dasharray"), 2u);  // series 9 and 10 reuse colours, dashed
+  EXPECT_GE(count(svg, "stroke-dasharray"), 2u);  // only the first series is solid
+}
+
+// A series drawn exactly over another (the memory-pool charts' unified and padded-single-page arms)
+// must stay visible: its own dash and marker shape, and the legend says which series it covers.
+TEST(ChartSvg, SeriesDifferInDashAndMarkerAndAnOverlapIsNamed) {
+  Chart chart;
+  chart.id = "overlap";
+  chart.kind = Chart::Kind::Line;
+  chart.series.push_back({"padded-single-page", {0, 1, 2}, {3, 4, 5}, {}, {}});
+  chart.series.push_back({"fixed-split", {0, 1, 2}, {1, 2, 2}, {}, {}});
+  chart.series.push_back({"unified", {0, 1, 2}, {3, 4, 5}, {}, {}});
+  const std::string svg = chart_svg(chart);
+  EXPECT_EQ(testing::xml_error(svg), "") << svg;
+  EXPECT_NE(svg.find("unified (same values as padded-single-page, drawn over it)"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("fixed-split (same values"), std::string::npos);
+  // Series 0 is solid with circles, 1 and 2 dashed with other patterns; markers: 3 circles (series 0)
+  // and 3 + 3 polygon paths (square, triangle), plus one of each in the legend.
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"7 3\""), 2u);  // series 1: line and legend swatch
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"2 3\""), 2u);  // series 2
+  EXPECT_EQ(count(svg, "<circle class=\"point\""), 3u);
+  EXPECT_EQ(count(svg, "<path class=\"point\""), 6u);
+  EXPECT_EQ(count(svg, "class=\"point\""), 9u);
 }
 
 TEST(ChartSvg, RejectsMismatchedShapes) {

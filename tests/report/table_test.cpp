@@ -87,6 +87,17 @@ TEST(TableMarkdown, EscapesAndAligns) {
   EXPECT_EQ(md, expected);
 }
 
+// Markdown is for readers (grouped counts, no exponents on large values); CSV stays machine-readable
+// (plain integers, doubles in C-locale %g form).
+TEST(TableMarkdown, CountsAreGroupedWhileCsvKeepsPlainNumbers) {
+  Table t;
+  t.id = "counts";
+  t.columns = {"admitted", "parameters"};
+  t.rows.push_back({Cell(std::int64_t{1000000}), Cell(199800.0)});
+  EXPECT_NE(table_markdown(t).find("| 1,000,000 | 199,800 |"), std::string::npos) << table_markdown(t);
+  EXPECT_NE(table_csv(t).find("1000000,1.998e+05\n"), std::string::npos) << table_csv(t);
+}
+
 TEST(TableJson, RowObjectsKeyedByColumn) {
   const nlohmann::json rows = table_json(sample_table());
   ASSERT_TRUE(rows.is_array());

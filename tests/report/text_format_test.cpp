@@ -42,6 +42,27 @@ TEST(FormatSignificant, IgnoresTheLocale) {
   std::setlocale(LC_NUMERIC, saved.c_str());
 }
 
+TEST(GroupThousands, SeparatesEveryThreeDigits) {
+  EXPECT_EQ(group_thousands(0), "0");
+  EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(1000), "1,000");
+  EXPECT_EQ(group_thousands(1000000), "1,000,000");
+  EXPECT_EQ(group_thousands(-12345), "-12,345");
+  EXPECT_EQ(group_thousands(-123), "-123");
+}
+
+// Tables once printed counts as "1.998e+05" parameters and "1e+06" admitted requests.
+TEST(FormatForReading, LargeValuesAreWholeAndGroupedSmallOnesAsBefore) {
+  EXPECT_EQ(format_for_reading(199800.0, 4), "199,800");
+  EXPECT_EQ(format_for_reading(1e6, 4), "1,000,000");
+  EXPECT_EQ(format_for_reading(199849.0, 4), "199,800");    // rounded to 4 significant digits
+  EXPECT_EQ(format_for_reading(-123456.0, 3), "-123,000");
+  EXPECT_EQ(format_for_reading(9999.4, 4), "9999");         // below 10,000: format_significant
+  EXPECT_EQ(format_for_reading(0.000012345, 3), "1.23e-05");
+  EXPECT_EQ(format_for_reading(2.5e18, 3), "2.5e+18");
+  EXPECT_EQ(format_for_reading(std::nan(""), 4), "NaN");
+}
+
 TEST(XmlEscape, SpecialCharacters) {
   EXPECT_EQ(xml_escape("a < b & \"c\" > 'd'"), "a &lt; b &amp; &quot;c&quot; &gt; &apos;d&apos;");
   EXPECT_EQ(xml_escape("tab\there"), "tab\there");

@@ -72,18 +72,13 @@ TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
       EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
     }
   }
-  for (const char* id : {"final-metrics", "paired-comparisons", "decision"}) EXPECT_TRUE(tables.count(id)) << id;
+  for (const char* id : {"final-metrics", "paired-comparisons"}) EXPECT_TRUE(tables.count(id)) << id;
+  EXPECT_FALSE(tables.count("decision"));  // a smoke page reads no decision (docs/verdicts.md)
   for (const char* id : {"activation-tails", "validation-loss"}) EXPECT_TRUE(charts.count(id)) << id;
   bool downstream_noted = false;
   for (const auto& block : page.blocks) {
     if (block.kind == report::Block::Kind::Markdown && block.markdown.find("Downstream task quality: **not measured**") != std::string::npos) {
       downstream_noted = true;
-    }
-    if (block.kind == report::Block::Kind::Table && block.table.id == "decision") {
-      const auto& verdict = block.table.rows.back();
-      EXPECT_EQ(std::get<std::string>(verdict.front().value), "verdict");
-      const auto text = std::get<std::string>(verdict.back().value);
-      EXPECT_TRUE(text == "win" || text == "trade-off, not a win" || text == "not supported") << text;
     }
   }
   EXPECT_TRUE(downstream_noted);

@@ -162,8 +162,8 @@ TEST(SbatchScript, DataParallelTaskStartsItsRanksWithSrunAndARendezvous) {
   // once; scontrol names the job's first node.
   const auto bin = dir.path() / "bin";
   std::filesystem::create_directories(bin);
-  std::ofstream(bin / "srun") << "#!/bin/bash\necho \"srun $1 $2\"\necho \"master $MASTER_ADDR:$MASTER_PORT\"\n"
-                                 "shift 2\nexec \"$@\"\n";
+  std::ofstream(bin / "srun") << "#!/bin/bash\necho \"srun $1 $2 $3\"\necho \"master $MASTER_ADDR:$MASTER_PORT\"\n"
+                                 "shift 3\nexec \"$@\"\n";
   std::ofstream(bin / "scontrol") << "#!/bin/bash\n[ \"$1 $2 $3\" = \"show hostnames n[3-4]\" ] && printf 'n3\\nn4\\n'\n";
   for (const char* tool : {"srun", "scontrol"}) std::filesystem::permissions(bin / tool, std::filesystem::perms::owner_all);
   auto spec = spec_for(dir, binary);
@@ -178,13 +178,22 @@ TEST(SbatchScript, DataParallelTaskStartsItsRanksWithSrunAndARendezvous) {
       {"PATH=" + bin.string() + ":" + std::getenv("PATH"), "SLURM_JOB_ID=40123", "SLURM_JOB_NODELIST=n[3-4]"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_GE(run.arguments.size(), 3u);
-  EXPECT_EQ(run.arguments[0], "srun --ntasks=2 --kill-on-bad-exit=0");
+  // One rank's exit ends the step (a hung peer is seen by the survivors, which exit 1).
+  EXPECT_EQ(run.arguments[0], "srun --ntasks=2 --kill-on-bad-exit=1 --wait=120");
   EXPECT_EQ(run.arguments[1], "master n3:20123");  // 20000 + 40123 % 40000
   const std::vector<std::string> k3lab_args(run.arguments.begin() + 2, run.arguments.end());
   const std::vector<std::string> expected = {"run", "hybrid-attention", "--profile", "smoke", "--run-dir",
                                              spec.run_dir.string(), "--worker", "slurm-77-1", "--unit",
                                              "arm=all-kda/seed=1"};
   EXPECT_EQ(k3lab_args, expected);
+
+  // scontrol answers nothing (a node list it cannot expand): the task stops before srun, saying why.
+  const auto empty = k3lab::testing::run_array_task(
+      file, "77", 1,
+      {"PATH=" + bin.string() + ":" + std::getenv("PATH"), "SLURM_JOB_ID=40123", "SLURM_JOB_NODELIST=odd"});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("no first host in SLURM_JOB_NODELIST='odd'"), std::string::npos) << empty.err;
+  EXPECT_TRUE(empty.arguments.empty());
 }
 
 TEST(SbatchScript, RefusesInconsistentSpecs) {

@@ -1,7 +1,9 @@
 // A real one-node Slurm (scripts/slurm-local.sh): the memory-pool smoke profile as a sharded job
 // array, one task's k3lab SIGKILLed mid-shard, `status`, a resubmission of the same command (only the
 // killed shard's unfinished units go out), and the merged ledger and report compared with a
-// one-process run. Skips without root or without Debian's slurm-wlm and munge.
+// one-process run; a data-parallel task on two ranks; a task that exits 3 (blocked until
+// --resubmit-errors); a SIGSTOPped rank (the task ends, the unit completes on resubmission). Skips
+// without root or without Debian's slurm-wlm and munge.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -310,3 +312,159 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
     EXPECT_EQ(entry.path().filename().string().find("rank-"), std::string::npos) << "a rank wrote " << entry.path();
   }
 }
+
+// A task that exits with one of k3lab's deterministic errors (3: the protocol its tasks read differs from
+// the run's) is marked as needing a person: `status` says so and exits 1, the same submission refuses to
+// send its units again even once Slurm has forgotten nothing, and --resubmit-errors, after the fix,
+// finishes the run.
+TEST(SlurmCluster, AProtocolErrorIsNotResubmittedUntilAPersonSaysSo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
+  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"}) {
+    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
+  }
+  Workdir w;
+  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
+                        std::filesystem::copy_options::recursive);
+  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
+  LocalSlurm slurm;
+  ASSERT_TRUE(slurm.ok()) << slurm.log();
+  w.env["SLURM_CONF"] = slurm.conf().string();
+
+  const std::vector<std::string> submit = {"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out",
+                                           "runs", "--executor", "slurm", "--shard", "2"};
+  auto held = submit;
+  held.insert(held.end(), {"--slurm-opt", "hold"});
+  const auto first = w.k3lab(held);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const std::string job = job_id_of(first.out);
+  ASSERT_FALSE(job.empty()) << first.out;
+  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs", "memory-pool").at(0).path;
+
+  // While the job is held, the protocol its tasks will read is edited: every task exits 3.
+  const auto protocol_file = w.dir.path() / "experiments" / "memory-pool.json";
+  std::ifstream in(protocol_file);
+  const auto original = nlohmann::json::parse(in);
+  auto edited = original;
+  edited["title"] = original["title"].get<std::string>() + " (edited)";
+  std::ofstream(protocol_file) << edited.dump(2);
+  ASSERT_EQ(w.slurm({"scontrol", "release", job}).exit_code, 0);
+  ASSERT_TRUE(w.wait_until_ended(job, 120s)) << "job " << job << " did not end";
+  for (const auto& [key, t] : w.states(job).tasks) EXPECT_EQ(t.exit_code, "3:0") << t.state;
+
+  const auto status = w.k3lab({"status", run_dir.string()});
+  EXPECT_EQ(status.exit_code, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("ERROR (needs a person): task " + job + "_0 ended FAILED (exit 3:0)"), std::string::npos)
+      << status.out;
+
+  std::ofstream(protocol_file) << original.dump(2);  // the person restores the protocol ...
+  const auto refused = w.k3lab(submit);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("--resubmit-errors"), std::string::npos) << refused.out;
+  EXPECT_EQ(exec::read_job_records(run_dir).size(), 1u);
+
+  auto confirmed = submit;  // ... and says so
+  confirmed.push_back("--resubmit-errors");
+  const auto second = w.k3lab(confirmed);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  const std::string job2 = job_id_of(second.out);
+  ASSERT_FALSE(job2.empty()) << second.out;
+  ASSERT_TRUE(w.wait_until_ended(job2, 120s)) << "job " << job2 << " did not end";
+  const auto done = w.k3lab({"status", run_dir.string(), "--json"});
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
+  const auto s = nlohmann::json::parse(done.out);
+  EXPECT_EQ(s["counts"]["result"], s["planned"]);
+  EXPECT_TRUE(s["needs_person"].empty());
+}
+
+namespace {
+
+// The k3lab process of `worker` whose SLURM_PROCID is `rank` (0 when none): srun's own command line
+// names the worker too, so the executable and the environment decide.
+pid_t k3lab_rank_process(const std::string& worker, int rank) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    if (std::filesystem::read_symlink(entry.path() / "exe", ec).filename() != "k3lab") continue;
+    std::ifstream cmd(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (cmdline.find(std::string("--worker") + '\0' + worker + '\0') == std::string::npos) continue;
+    std::ifstream env(entry.path() / "environ", std::ios::binary);
+    const std::string environ((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+    if (environ.find(std::string("\0SLURM_PROCID=", 14) + std::to_string(rank) + '\0') != std::string::npos) {
+      return std::stoi(name);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A hung data-parallel rank (SIGSTOP) ends its task within the distributed timeout plus srun's --wait:
+// rank 0 notes the rank failure and exits 1, --kill-on-bad-exit=1 ends the step, the unit stays pending
+// (no failure record), and the same submission again finishes it.
+TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
+  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "sinfo"}) {
+    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
+  }
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
+  Workdir w;
+  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
+                        std::filesystem::copy_options::recursive);
+  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
+  constexpr int kDistTimeout = 20;
+  w.env["K3LAB_DIST_TIMEOUT"] = std::to_string(kDistTimeout);
+  LocalSlurm slurm;
+  ASSERT_TRUE(slurm.ok()) << slurm.log();
+  w.env["SLURM_CONF"] = slurm.conf().string();
+  // Long enough (200 steps) that the stop lands mid-training.
+  const std::vector<std::string> submit = {
+      "run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--set", "token_budget=25600", "--set",
+      "eval_interval_tokens=6400", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
+      "--executor", "slurm", "--slurm-opt", "ntasks=2"};
+  const auto first = w.k3lab(submit);
+  if (first.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the hybrid-attention runner is not built";
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const std::string job = job_id_of(first.out);
+  ASSERT_FALSE(job.empty()) << first.out;
+  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs", "hybrid-attention").at(0).path;
+  const std::string worker = exec::task_worker_name(job, exec::read_job_records(run_dir).at(0).tasks.at(0).index);
+
+  pid_t stopped = 0;
+  for (const auto deadline = std::chrono::steady_clock::now() + 120s; !stopped && std::chrono::steady_clock::now() < deadline;) {
+    bool attempted = false;
+    for (const auto& r : core::read_ledger(run_dir).records) attempted |= r.value("kind", "") == "attempt";
+    if (attempted) {
+      std::this_thread::sleep_for(3s);  // into training
+      const pid_t rank1 = k3lab_rank_process(worker, 1);
+      if (rank1 > 0 && ::kill(rank1, SIGSTOP) == 0) stopped = rank1;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_NE(stopped, 0) << "rank 1 of " << worker << " was not found while training";
+  const auto stopped_at = std::chrono::steady_clock::now();
+  const bool ended = w.wait_until_ended(job, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 60));
+  ::kill(stopped, SIGCONT);  // harmless when Slurm has killed it
+  ASSERT_TRUE(ended) << "the task with a stopped rank did not end";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 30));
+
+  const auto status = w.k3lab({"status", run_dir.string(), "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto s = nlohmann::json::parse(status.out);
+  EXPECT_EQ(s["counts"]["failed"], 0);
+  EXPECT_EQ(s["counts"]["result"], 0);
+  bool rank_failure = false;
+  for (const auto& r : core::read_ledger(run_dir).records) rank_failure |= r.value("note", "") == "rank-failure";
+  EXPECT_TRUE(rank_failure);
+
+  const auto second = w.k3lab(submit);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  const std::string job2 = job_id_of(second.out);
+  ASSERT_FALSE(job2.empty()) << second.out;
+  ASSERT_TRUE(w.wait_until_ended(job2, 240s)) << "job " << job2 << " did not end";
+  const auto records = terminal(run_dir);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["kind"], "result");
+}
+

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "k3lab/exec/slurm_state.hpp"
 
@@ -93,20 +94,52 @@ TEST(SlurmState, ParsesScontrolOneLinePerJob) {
 TEST(SlurmState, ClassifiesEndsByWhatTheyMeanForTheRunningUnit) {
   const auto tasks = by_task(exec::parse_sacct(kSacct));
   EXPECT_EQ(exec::classify(tasks.at({"41", 0})), TaskEnd::Completed);
-  EXPECT_EQ(exec::classify(tasks.at({"41", 1})), TaskEnd::UnitFatal);    // NODE_FAIL
+  EXPECT_EQ(exec::classify(tasks.at({"41", 1})), TaskEnd::Interrupted);  // NODE_FAIL: the process may live on
   EXPECT_EQ(exec::classify(tasks.at({"41", 2})), TaskEnd::Interrupted);  // cancelled
-  EXPECT_EQ(exec::classify(tasks.at({"41", 3})), TaskEnd::UnitFatal);    // OUT_OF_MEMORY
-  EXPECT_EQ(exec::classify(tasks.at({"41", 4})), TaskEnd::UnitFatal);    // TIMEOUT
+  EXPECT_EQ(exec::classify(tasks.at({"41", 3})), TaskEnd::OutOfMemory);
+  EXPECT_EQ(exec::classify(tasks.at({"41", 4})), TaskEnd::Interrupted);  // TIMEOUT: resumes from its checkpoint
   EXPECT_EQ(exec::classify(tasks.at({"41", 5})), TaskEnd::Interrupted);  // kill -9: like a local SIGKILL
-  EXPECT_EQ(exec::classify(tasks.at({"41", 6})), TaskEnd::Interrupted);  // k3lab's own exit code
+  EXPECT_EQ(exec::classify(tasks.at({"41", 6})), TaskEnd::Interrupted);  // k3lab's exit 1: a runtime error
   EXPECT_EQ(exec::classify(tasks.at({"41", 7})), TaskEnd::Active);
   for (const std::string s : {"RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUE_HOLD"}) {
     EXPECT_EQ(exec::classify(TaskState{"1", 0, "", s, "", ""}), TaskEnd::Active) << s;
   }
-  for (const std::string s : {"PREEMPTED", "DEADLINE", "BOOT_FAIL", "REVOKED"}) {
+  for (const std::string s : {"PREEMPTED", "DEADLINE", "BOOT_FAIL", "REVOKED", "NODE_FAIL", "TIMEOUT", "CANCELLED"}) {
     EXPECT_EQ(exec::classify(TaskState{"1", 0, "", s, "", ""}), TaskEnd::Interrupted) << s;
   }
   EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "SOMETHING_NEW", "", ""}), TaskEnd::Unknown);
+}
+
+TEST(SlurmState, DeterministicExitCodesNeedAPersonOthersRunAgain) {
+  // By hand, from experiments::ExitCode: 2 usage, 3 protocol, 4 window rule, 5 runner missing.
+  for (const std::string code : {"2:0", "3:0", "4:0", "5:0"}) {
+    EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "FAILED", code, ""}), TaskEnd::NeedsPerson) << code;
+  }
+  for (const std::string code : {"1:0", "130:0", "0:9", "0:15", "", "garbage", "6:0"}) {
+    EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "FAILED", code, ""}), TaskEnd::Interrupted) << code;
+  }
+  // A deterministic code under another state (a cancelled task's code) is not FAILED's verdict.
+  EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "CANCELLED", "3:0", ""}), TaskEnd::Interrupted);
+  EXPECT_EQ(exec::exit_status("3:0"), 3);
+  EXPECT_EQ(exec::exit_status("130:0"), 130);
+  EXPECT_FALSE(exec::exit_status(":9").has_value());
+}
+
+TEST(SlurmState, TheTablesAreTheWholeMappingWithoutRepeats) {
+  std::set<std::string> states;
+  for (const auto& rule : exec::slurm_state_table()) {
+    EXPECT_TRUE(states.insert(rule.state).second) << rule.state << " twice";
+    const TaskEnd expected = rule.end;
+    EXPECT_EQ(exec::classify(TaskState{"1", 0, "", rule.state, "0:0", ""}), expected) << rule.state;
+    EXPECT_GT(std::string(rule.meaning).size(), 3u) << rule.state;
+  }
+  // The five ends of issue 20 are in the table and none of them is an outcome by itself.
+  for (const std::string s : {"NODE_FAIL", "TIMEOUT", "PREEMPTED", "CANCELLED", "OUT_OF_MEMORY"}) {
+    EXPECT_TRUE(states.count(s)) << s;
+  }
+  std::set<int> codes;
+  for (const auto& rule : exec::exit_code_table()) EXPECT_TRUE(codes.insert(rule.code).second) << rule.code;
+  EXPECT_EQ(codes, (std::set<int>{0, 1, 2, 3, 4, 5, 130}));
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/core/run_dir.hpp"
+#include "k3lab/core/unit_lease.hpp"
 #include "k3lab/exec/resources.hpp"
 #include "k3lab/exec/slurm_executor.hpp"
 #include "k3lab/exec/slurm_jobs.hpp"
@@ -223,13 +224,13 @@ TEST(SlurmSubmit, ShardedArrayWithAKilledTaskEqualsOneProcessAfterResubmission) 
   EXPECT_EQ(h.slurm.sbatch_calls(), 2u);
 }
 
-TEST(SlurmSubmit, NodeFailureBecomesAFailureRecordAndIsNeverRetried) {
+TEST(SlurmSubmit, NodeFailureLeavesTheUnitPendingWithANoteAndItRunsAgain) {
   Harness h;
   const auto first = exec::submit_to_slurm(h.request(), h.options());
   ASSERT_EQ(first.exit_code, 0) << first.message;
   EXPECT_EQ(first.tasks, 6u);
   for (std::size_t t : {0u, 1u, 2u, 3u}) EXPECT_EQ(h.run_task(first, t).exit_code, 0);
-  {  // task 4 started u=4 on a node that then died; task 5 never started
+  {  // task 4 started u=4 on a node that then died (its process died with it: no live lease); 5 never started
     core::LedgerWriter shard(first.run_dir, "slurm-100-4");
     shard.append({{"kind", "attempt"}, {"unit", "u=4"}, {"attempt", 1}, {"worker", "slurm-100-4"}});
   }
@@ -241,38 +242,119 @@ TEST(SlurmSubmit, NodeFailureBecomesAFailureRecordAndIsNeverRetried) {
   EXPECT_EQ(core::read_ledger(first.run_dir).torn_lines, 1u);
   const auto second = exec::submit_to_slurm(h.request(), h.options());
   ASSERT_EQ(second.exit_code, 0) << second.message;
-  EXPECT_EQ(second.failures_recorded, 1u);
+  EXPECT_EQ(second.failures_recorded, 0u);  // NODE_FAIL is no outcome of the unit
   const auto jobs = exec::read_job_records(first.run_dir);
-  EXPECT_EQ(task_indices(jobs.back()), (std::vector<std::size_t>{5}));
+  EXPECT_EQ(task_indices(jobs.back()), (std::vector<std::size_t>{4, 5}));
 
   const auto ledger = core::read_ledger(first.run_dir);
-  std::vector<nlohmann::json> failures;
+  std::vector<nlohmann::json> notes;
   for (const auto& r : ledger.records) {
-    if (r.value("kind", "") == "failure") failures.push_back(r);
+    EXPECT_NE(r.value("kind", ""), "failure") << r.dump();
+    if (r.value("note", "") == "slurm-task-ended") notes.push_back(r);
   }
-  ASSERT_EQ(failures.size(), 1u);
-  EXPECT_EQ(failures[0]["unit"], "u=4");
-  EXPECT_EQ(failures[0]["reason"], "slurm:NODE_FAIL");
-  EXPECT_EQ(failures[0]["spec"], (nlohmann::json{{"index", 4}}));  // what window rules read
-  EXPECT_TRUE(failures[0]["unfrozen"].get<bool>());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0]["unit"], "u=4");
+  EXPECT_EQ(notes[0]["slurm"]["state"], "NODE_FAIL");
+  EXPECT_EQ(notes[0]["slurm"]["node"], "node9");
   EXPECT_TRUE(std::filesystem::exists(first.run_dir / "ledger.slurm-accounting.jsonl"));
   EXPECT_EQ(ledger.torn_lines, 0u);  // the dead task's torn line was cut, kept as an artifact, and noted
   bool noted = false;
   for (const auto& r : ledger.records) noted |= r.value("note", "") == "torn last line cut on open";
   EXPECT_TRUE(noted);
 
-  // Recording is idempotent: a status afterwards owes nothing more.
+  // Noting is idempotent, and the resubmitted tasks finish the run with one terminal record per unit.
+  h.slurm.states["101_4"] = "COMPLETED|0:0|vm";
   h.slurm.states["101_5"] = "COMPLETED|0:0|vm";
+  EXPECT_EQ(h.run_task(second, 4).exit_code, 0);
   EXPECT_EQ(h.run_task(second, 5).exit_code, 0);
   const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
   EXPECT_EQ(status.failures_recorded, 0u);
-  EXPECT_EQ(status.status.count(exec::UnitPhase::Failed), 1u);
-  EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 5u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 6u);
   EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 0u);
+  EXPECT_TRUE(status.status.duplicates.empty());
+  std::size_t note_count = 0;
+  for (const auto& r : core::read_ledger(first.run_dir).records) note_count += r.value("note", "") == "slurm-task-ended";
+  EXPECT_EQ(note_count, 1u);
+  const auto reference = experiments::run_experiment(h.request("runs-one-process"));
+  EXPECT_EQ(Harness::terminal(first.run_dir), Harness::terminal(reference.run_dir));
 }
 
-TEST(SlurmSubmit, TheInvalidRunRuleCountsSlurmFailures) {
+TEST(SlurmSubmit, ANodeFailedTaskWhoseProcessStillHoldsItsLeaseIsNotResubmitted) {
   Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options());
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  for (std::size_t t : {0u, 1u, 2u, 3u, 5u}) EXPECT_EQ(h.run_task(first, t).exit_code, 0);
+  // Task 4's slurmd is gone, but its k3lab runs on and renews its lease (from another host).
+  core::LeaseHolder still_running;
+  still_running.worker = "slurm-100-4";
+  still_running.pid = 4321;
+  still_running.host = "node9";
+  still_running.slurm_job = "100_4";
+  still_running.token = "T4";
+  core::LeaseTable(first.run_dir, core::LeaseSettings{}).claim("u=4", still_running);
+  {
+    core::LedgerWriter shard(first.run_dir, "slurm-100-4");
+    shard.append({{"kind", "attempt"}, {"unit", "u=4"}, {"attempt", 1}, {"worker", "slurm-100-4"}});
+  }
+  h.slurm.states = {{"100_[0-3]", "COMPLETED|0:0|vm"}, {"100_4", "NODE_FAIL|0:0|node9"}, {"100_5", "COMPLETED|0:0|vm"}};
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Running), 1u);
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 0u);
+  EXPECT_EQ(status.failures_recorded, 0u);
+  const auto second = exec::submit_to_slurm(h.request(), h.options());
+  EXPECT_EQ(second.exit_code, 0) << second.message;
+  EXPECT_TRUE(second.job_id.empty());
+  ASSERT_EQ(second.skipped_leased.size(), 1u);
+  EXPECT_EQ(second.skipped_leased[0].rfind("u=4 (leased by worker slurm-100-4, pid 4321 on node9 (slurm 100_4)", 0), 0u)
+      << second.skipped_leased[0];
+  EXPECT_NE(second.message.find("live lease"), std::string::npos) << second.message;
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+
+  // The old process finishes u=4 under its lease; nothing was run twice.
+  core::LeaseTable table(first.run_dir, core::LeaseSettings{});
+  ASSERT_TRUE(table.finish("u=4", "T4", [&] {
+    core::LedgerWriter(first.run_dir, "slurm-100-4").append({{"kind", "result"}, {"unit", "u=4"}, {"data", 1}});
+  }));
+  const auto after = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  EXPECT_EQ(after.status.count(exec::UnitPhase::Result), 6u);
+  EXPECT_TRUE(after.status.duplicates.empty());
+}
+
+TEST(SlurmSubmit, ATaskThatExitedWithAProtocolErrorIsNotResubmittedUntilAPersonSaysSo) {
+  Harness h;
+  const auto first = exec::submit_to_slurm(h.request(), h.options(2));
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  EXPECT_EQ(h.run_task(first, 0).exit_code, 0);
+  h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "FAILED|3:0|vm"}};  // exit 3: the protocol differs
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  EXPECT_EQ(status.status.count(exec::UnitPhase::Blocked), 3u);
+  ASSERT_EQ(status.status.needs_person.size(), 1u);
+  EXPECT_NE(status.status.needs_person[0].find("exit 3"), std::string::npos) << status.status.needs_person[0];
+
+  const auto refused = exec::submit_to_slurm(h.request(), h.options(2));
+  EXPECT_EQ(refused.exit_code, experiments::kExitError);
+  EXPECT_NE(refused.message.find("--resubmit-errors"), std::string::npos) << refused.message;
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+  // The mark is in the ledger: Slurm forgetting the job does not release it.
+  h.slurm.states.clear();
+  EXPECT_EQ(exec::submit_to_slurm(h.request(), h.options(2)).exit_code, experiments::kExitError);
+  EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
+
+  auto fixed = h.options(2);
+  fixed.resubmit_errors = true;
+  const auto resubmitted = exec::submit_to_slurm(h.request(), fixed);
+  ASSERT_EQ(resubmitted.exit_code, 0) << resubmitted.message;
+  EXPECT_EQ(resubmitted.submitted_units, 3u);
+  // The new job owns the units now: the old mark no longer blocks or shows.
+  EXPECT_TRUE(exec::run_dir_status(first.run_dir, {h.slurm.runner(), true}).status.needs_person.empty());
+}
+
+TEST(SlurmSubmit, TheInvalidRunRuleCountsOutOfMemoryOfTrainingUnits) {
+  Harness h;
+  // A training protocol: its invalid-run rule counts an out-of-memory unit as a failure of its arm.
+  auto proxy = nlohmann::json::parse(kProtocol);
+  proxy["evidence_class"] = "proxy-ablation";
+  h.dir.write("experiments/memory-pool.json", proxy.dump());
   const auto first = exec::submit_to_slurm(h.request(), h.options());
   ASSERT_EQ(first.exit_code, 0) << first.message;
   for (std::size_t t : {1u, 2u}) {
@@ -280,7 +362,7 @@ TEST(SlurmSubmit, TheInvalidRunRuleCountsSlurmFailures) {
     shard.append({{"kind", "attempt"}, {"unit", "u=" + std::to_string(t)}, {"attempt", 1},
                   {"worker", "slurm-100-" + std::to_string(t)}});
   }
-  h.slurm.states = {{"100_0", "CANCELLED|0:0|"}, {"100_1", "OUT_OF_MEMORY|0:125|vm"}, {"100_2", "TIMEOUT|0:0|vm"},
+  h.slurm.states = {{"100_0", "CANCELLED|0:0|"}, {"100_1", "OUT_OF_MEMORY|0:125|vm"}, {"100_2", "OUT_OF_MEMORY|0:125|vm"},
                     {"100_3", "CANCELLED|0:0|"}, {"100_4", "CANCELLED|0:0|"},         {"100_5", "CANCELLED|0:0|"}};
   const auto second = exec::submit_to_slurm(h.request(), h.options());
   EXPECT_EQ(second.exit_code, experiments::kExitWindowStopped) << second.message;
@@ -329,8 +411,9 @@ TEST(SlurmSubmit, DryRunPrintsTheScriptAndWritesNoJobOrFailure) {
   const auto dry = exec::submit_to_slurm(h.request(), options);
   ASSERT_EQ(dry.exit_code, 0) << dry.message;
   EXPECT_TRUE(dry.job_id.empty());
-  EXPECT_EQ(dry.tasks, 5u);  // u=2 is owed a failure: not resubmitted, even in a dry run
-  EXPECT_NE(dry.script.find("#SBATCH --array=0-1,3-5\n"), std::string::npos) << dry.script;
+  EXPECT_EQ(dry.tasks, 6u);  // u=2 is owed a note, not a failure: it runs again
+  EXPECT_NE(dry.script.find("#SBATCH --array=0-5\n"), std::string::npos) << dry.script;
+  EXPECT_NE(dry.script.find("# Resources: time: no estimate and no safety timeout: 2 h per unit"), std::string::npos) << dry.script;
   EXPECT_NE(dry.script.find("#SBATCH --partition=debug\n"), std::string::npos);
   EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
   EXPECT_EQ(exec::read_job_records(first.run_dir).size(), 1u);
@@ -396,14 +479,17 @@ TEST(SlurmResources, FollowTheEvidenceClassProfileAndEstimate) {
   in.profile = "full";
   in.gpu_hours_per_unit = 2.0;
   in.max_units_per_task = 2;
-  const std::vector<exec::SbatchOption> gpu = {{"cpus-per-task", "8"}, {"gres", "gpu:1"}, {"time", "0-12:00:00"}};
+  // 3 x 2 GPU hours x 2 units x 1.1 = 13.2 h
+  const std::vector<exec::SbatchOption> gpu = {{"cpus-per-task", "8"}, {"gres", "gpu:1"}, {"time", "0-13:12:00"}};
   EXPECT_EQ(exec::default_resources(in), gpu);
-  in.device = "cpu";
-  EXPECT_EQ(exec::default_resources(in), (std::vector<exec::SbatchOption>{{"cpus-per-task", "1"}}));
+  in.device = "cpu";  // no CPU estimate, no safety timeout: 2 h x 2 units x 1.1 = 4.4 h
+  EXPECT_EQ(exec::default_resources(in),
+            (std::vector<exec::SbatchOption>{{"cpus-per-task", "1"}, {"time", "0-04:24:00"}}));
   in.device = "auto";
   in.profile = "smoke";
   in.threads = 3;
-  EXPECT_EQ(exec::default_resources(in), (std::vector<exec::SbatchOption>{{"cpus-per-task", "3"}}));
+  EXPECT_EQ(exec::default_resources(in),
+            (std::vector<exec::SbatchOption>{{"cpus-per-task", "3"}, {"time", "0-04:24:00"}}));
   in.evidence_class = "systems-simulation";
   in.device = "cuda";
   in.threads = 0;
@@ -411,7 +497,36 @@ TEST(SlurmResources, FollowTheEvidenceClassProfileAndEstimate) {
   in.max_units_per_task = 1;
   const std::vector<exec::SbatchOption> floor = {{"cpus-per-task", "8"}, {"gres", "gpu:1"}, {"time", "0-00:30:00"}};
   EXPECT_EQ(exec::default_resources(in), floor);
+}
 
+TEST(SlurmResources, EveryTaskGetsATimeCappedByTheSafetyTimeoutAndRanksGetAGpuEach) {
+  exec::ResourceInputs in;
+  in.evidence_class = "proxy-ablation";
+  in.profile = "full";
+  in.gpu_hours_per_unit = 30;        // 3 x 30 = 90 h per unit, above the protocol's 72 h
+  in.safety_timeout_hours = 72;      // 72 x 1.1 = 79.2 h
+  in.ranks_per_task = 4;
+  const auto limit = exec::task_time_limit(in);
+  EXPECT_DOUBLE_EQ(limit.hours, 72 * 1.1);
+  EXPECT_NE(limit.basis.find("capped at the protocol's safety timeout of 72 h"), std::string::npos) << limit.basis;
+  EXPECT_EQ(exec::default_resources(in),
+            (std::vector<exec::SbatchOption>{{"cpus-per-task", "8"}, {"gpus-per-task", "1"}, {"time", "3-07:12:00"}}));
+  exec::ResourceInputs cpu;
+  cpu.cpu_hours_per_unit = 0.5;  // 3 x 0.5 x 4 units x 1.1 = 6.6 h
+  cpu.max_units_per_task = 4;
+  EXPECT_DOUBLE_EQ(exec::task_time_limit(cpu).hours, 6.6);
+  EXPECT_NE(exec::task_time_limit(cpu).basis.find("CPU per unit"), std::string::npos);
+  cpu.cpu_hours_per_unit.reset();
+  cpu.safety_timeout_hours = 3;  // no estimate: the safety timeout per unit
+  EXPECT_DOUBLE_EQ(exec::task_time_limit(cpu).hours, 3 * 4 * 1.1);
+
+  EXPECT_EQ(exec::cpu_hours_per_unit({{"estimated_cpu_seconds", 36.0}}, 10), 0.001);
+  EXPECT_FALSE(exec::cpu_hours_per_unit({{"estimated_cpu_seconds", 36.0}}, 0).has_value());
+  EXPECT_EQ(exec::safety_timeout_hours({{"training", {{"safety_timeout_hours", 72}}}}), 72.0);
+  EXPECT_FALSE(exec::safety_timeout_hours({{"steps", 5}}).has_value());
+}
+
+TEST(SlurmResources, TimeFormatAndEstimates) {
   EXPECT_EQ(exec::slurm_time(1.5), "0-01:30:00");
   EXPECT_EQ(exec::slurm_time(30), "1-06:00:00");
   EXPECT_EQ(exec::slurm_time(1.0 / 120), "0-00:01:00");

@@ -7,6 +7,7 @@
 #include "common/files.hpp"
 #include "common/k3lab_process.hpp"
 #include "common/temp_dir.hpp"
+#include "k3lab/report/page.hpp"
 #include "smoke_support.hpp"
 
 namespace k3lab::testing {
@@ -24,6 +25,24 @@ TEST_P(GoldenReport, PagesFromTheCommittedLedgerMatchByteForByte) {
   EXPECT_TRUE(difference.empty()) << difference
                                   << "if the change of the page is intended, re-render the expected pages "
                                      "(fixtures/reports/README.md)";
+}
+
+// Whatever each module writes, a smoke page opens with the banner and reads no verdict (issue 13): the
+// rendered page of every experiment is searched for the verdict forms the modules use on full runs.
+TEST_P(GoldenReport, ASmokePageOpensWithTheBannerAndStatesNoVerdict) {
+  const auto& id = GetParam().id;
+  const TempDir dir("k3lab-smoke-verdict-" + id);
+  install_fixture_run(id, dir / "runs");
+  const auto report = run_k3lab({"report", "--runs", "runs", "--out", "report"}, hermetic(dir.path()));
+  ASSERT_EQ(report.exit_code, 0) << report.output();
+  const std::string page = read_file(dir / "report" / page_dir(id) / "index.md");
+  const auto banner = page.find(report::kSmokeBanner);
+  ASSERT_NE(banner, std::string::npos) << page.substr(0, 600);
+  EXPECT_LT(banner, page.find("\n## ")) << "the banner must come before the first section";
+  for (const char* verdict : {"**supported**", "**not supported**", "**refuted**", "| supported |", "| refuted |",
+                              "| unresolved |", "| not supported |", "SUPPORTED", "GAIN CLAIMED", "| win |"}) {
+    EXPECT_EQ(page.find(verdict), std::string::npos) << id << " smoke page states a verdict: " << verdict;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Experiments, GoldenReport, ::testing::ValuesIn(smoke_experiments()),

@@ -1,6 +1,6 @@
 // The shared layer of the proxy-training experiments (src/experiments/training): the parameter binder
-// against a toy block, the arm x seed design, the GPU-hour estimate, the decision gate and the page
-// tables, each against hand-computed values.
+// against a toy block, the arm x seed design, the GPU-hour estimate and the page tables, each against
+// hand-computed values (the failure rule and the gate: failure_rule_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +8,6 @@
 
 #include "k3lab/experiments/training/arm_runs.hpp"
 #include "k3lab/experiments/training/design.hpp"
-#include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 #include "k3lab/experiments/training/plan_estimate.hpp"
@@ -138,19 +137,6 @@ TEST(PlanEstimate, SixNDAtFortyPercentOfTheMeasuredPeak) {
   const auto e = per_run_estimate({.parameters_key = "n", .parameters = 1e8, .tokens_per_run = 1e9, .not_counted = "x"}, 3);
   EXPECT_DOUBLE_EQ(e.at("n").get<double>(), 1e8);
   EXPECT_NEAR(e.at("gpu_hours_total").get<double>(), 3 * 1886.7924528301887 / 3600.0, 1e-12);
-}
-
-TEST(Gate, TheDecisionWaitsForEveryPlannedRun) {
-  EXPECT_FALSE((DecisionGate{3, 0}).open());  // no plan known
-  const DecisionGate partial{3, 10};
-  EXPECT_FALSE(partial.open());
-  EXPECT_EQ(partial.not_final(), "Not final: 3 of 10 planned runs have ended. ");
-  EXPECT_EQ(partial.not_final("confirmatory runs"), "Not final: 3 of 10 confirmatory runs have ended. ");
-  EXPECT_EQ(partial.not_evaluated("Why.", "Rule."),
-            "Decision rule not evaluated: 3 of 10 planned runs are valid results. Why. Rule.");
-  const DecisionGate complete{10, 10};
-  EXPECT_TRUE(complete.open());
-  EXPECT_EQ(complete.not_final(), "");
 }
 
 TEST(PageTables, PairedComparisonsWaitForTwoPairs) {

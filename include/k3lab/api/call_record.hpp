@@ -47,6 +47,7 @@ struct CallRecord {
   int transport_retries = 0;      // transport and server errors retried
   int overload_retries = 0;       // rate-limit and overload errors retried (after Retry-After)
   double waited_ms = 0;           // time slept before retries
+  std::optional<double> retry_after_ms;  // the last failed send's Retry-After, when it had one
   ErrorClass error_class = ErrorClass::none;
   std::string error_message;      // redacted; empty on success
   std::vector<std::string> attempt_errors;  // error class of each failed attempt, in order

@@ -6,15 +6,22 @@
 //   header, wiped from memory after the call, and redacted from every message and log line. It is
 //   never stored in the client or in a record. Loopback endpoints may be called without a key.
 // - TLS peer and host verification are always on; plain http only for loopback hosts.
-// - Retries: transport/server failures at most max_transport_retries times (default 2) with the
-//   identical request bytes; 429 rate limits and 429-overloaded/503/529 honour Retry-After (capped)
-//   up to max_overload_retries, counted separately; auth, quota, invalid-request, content-filter and
+// - Retries: one RetryPolicy (retry_policy.hpp) for every retryable class: at most
+//   retry.max_sends sends of the identical request bytes in all, exponential backoff with seeded
+//   jitter, Retry-After honoured (capped); auth, quota, invalid-request, content-filter and
 //   not-found errors are never retried.
+// - Interruption: when config.stop is set and becomes true (SIGINT/SIGTERM), an in-flight transfer
+//   and any backoff or Retry-After wait end within about a second and complete() throws
+//   CallInterrupted; nothing is recorded for that call.
+// - Timeouts: connect, stall (no payload byte for that long; SSE comment lines such as
+//   ": keep-alive" are not payload) and total, per send.
 // - Limits shared by every call through this client (and its copies): at most max_in_flight calls
 //   in flight, and optional request-rate and token-rate token buckets.
 // complete() is thread-safe and reports API failures in the record instead of throwing.
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,6 +33,7 @@
 #include "k3lab/api/chat_types.hpp"
 #include "k3lab/api/clock.hpp"
 #include "k3lab/api/endpoint.hpp"
+#include "k3lab/api/retry_policy.hpp"
 
 namespace k3lab::api {
 
@@ -35,15 +43,15 @@ struct ClientConfig {
   std::string base_url = std::string(kDefaultBaseUrl);
   std::string api_key_env = std::string(kApiKeyEnv);  // the variable's name, never the key itself
 
+  // Transport settings (defaults documented in docs/endpoints.md; run options may change them, see
+  // transport_options.hpp).
   std::chrono::milliseconds connect_timeout{15'000};
   std::chrono::milliseconds total_timeout{1'800'000};  // 30 min: 1M-token prompts are slow
-  std::chrono::milliseconds stall_timeout{600'000};    // no byte at all for this long: transport error
+  std::chrono::milliseconds stall_timeout{600'000};    // no payload byte for this long: transport error
 
-  int max_transport_retries = 2;
-  int max_overload_retries = 4;
-  std::chrono::milliseconds retry_after_cap{60'000};  // a TPD 429 once said Retry-After: 1152
-  std::chrono::milliseconds backoff_initial{1'000};   // without Retry-After: 1 s, 2 s, 4 s, ...
-  std::chrono::milliseconds backoff_max{8'000};
+  RetryPolicy retry;  // the seeds' cap by default: the original send plus two
+  // The runner's stop flag (experiments::stop_flag()); null: calls cannot be interrupted.
+  const std::atomic<bool>* stop = nullptr;
 
   std::size_t max_in_flight = 4;
   double requests_per_second = 0;  // 0: no request-rate limit
@@ -62,6 +70,12 @@ struct ClientConfig {
   // The API silently ignores unknown reasoning_effort values, so they are checked here. Empty: no
   // check. K3 accepts exactly low, high, max.
   std::vector<std::string> allowed_reasoning_efforts = {"low", "high", "max"};
+};
+
+// Thrown by complete() when config.stop became true during a send or a wait: the call has no outcome.
+class CallInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct ChatResult {

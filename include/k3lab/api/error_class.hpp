@@ -29,9 +29,9 @@ ErrorClass classify(int http_status, std::string_view body);
 // Classifies an error object sent inside a successful stream (HTTP 200), by its type and message.
 ErrorClass classify_stream_error(std::string_view type, std::string_view message);
 
-// Retried at most ClientConfig::max_transport_retries times with the identical request.
+// Transport and server errors: resent under RetryPolicy (retry_policy.hpp), after backoff.
 bool is_transport_retryable(ErrorClass error_class);
-// Retried after Retry-After (capped), counted separately from transport retries.
+// Rate limits and overloads: resent under the same RetryPolicy cap, after Retry-After when sent.
 bool is_overload_retryable(ErrorClass error_class);
 
 // The `error.message` of an error body, or the body's first 300 bytes when it has none.

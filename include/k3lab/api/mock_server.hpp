@@ -1,20 +1,25 @@
 #pragma once
 // k3lab's local OpenAI-compatible endpoint (cpp-httplib): POST /v1/chat/completions (streamed and
-// not) and GET /v1/models. Used by tests in-process on an ephemeral loopback port, by dry runs of the
+// not), GET /v1/models and GET /v1/models/{id} (404 model_not_found for an id it does not serve). Used by tests in-process on an ephemeral loopback port, by dry runs of the
 // API experiments when no key is set, and by `k3lab mock-server --port N`.
 //
 // Behaviour, in request order:
 //  1. auth: when required_api_key is set, a missing or different Bearer key gets 401. The 401
 //     message deliberately echoes the presented key, as careless servers do, so tests can prove the
 //     client redacts it.
-//  2. body: not JSON, no model, or no messages -> 400 invalid_request_error.
+//  2. body (mock_request_check.hpp): not a well-typed chat request -> 400 invalid_request_error naming
+//     the field (stream not boolean, limits not positive integers, n != 1, malformed tools, ...);
+//     a model not in `models` -> 404 model_not_found, as the OpenAI API answers.
 //  3. faults (FaultPlan): decided per attempt from (seed, hash of the exact body, how many times this
 //     body was seen before), so they are deterministic whatever the arrival order, and a retry of the
 //     identical request is attempt k+1 of the same body.
 //  4. replay contract (check_replay_protocol) and context window -> 400 with Kimi's wording.
 //  5. the model (MockModel) replies; max_completion_tokens (default 1024, as Kimi documents) cuts
 //     reasoning first, then content, dropping tool calls, with finish_reason "length".
-//  6. usage: prompt_tokens = approx_token_count(rendered prompt bytes); cached_tokens from the prefix
+//  6. usage, streamed only when the request sets stream_options.include_usage (OpenAI); where it
+//     goes is usage_placement (the default, in the finish chunk's choice and a trailing chunk, is a
+//     Kimi divergence observed on K3; UsagePlacement::top_level is the OpenAI shape). Every choice
+//     carries "logprobs": null. prompt_tokens = approx_token_count(rendered prompt bytes); cached_tokens from the prefix
 //     cache (whole blocks); completion_tokens = approx tokens of reasoning + content + tool calls.
 // The rendered prompt is `tools` JSON then each message's JSON, one per line, in request order, so a
 // reordered tool list or an edited early message changes the bytes the cache sees.
@@ -43,6 +48,9 @@ enum class FaultKind {
   unavailable,       // 503 with Retry-After
   drop_mid_stream,   // the connection closes after about half of the response bytes
   slow_first_token,  // waits first_token_delay before the first content-bearing bytes
+  // (script only) a stream that sends ": keep-alive" comments every keepalive_interval and no payload,
+  // until the client goes away or stall_limit passes, then closes; a non-streamed reply waits stall_limit
+  stall_keepalive,
 };
 
 std::string_view to_string(FaultKind kind);
@@ -64,6 +72,8 @@ struct FaultPlan {
   std::vector<FaultKind> script;
   int retry_after_seconds = 1;  // sent with 429/503; negative: no Retry-After header
   std::chrono::milliseconds first_token_delay{200};
+  std::chrono::milliseconds keepalive_interval{100};
+  std::chrono::milliseconds stall_limit{30'000};
 };
 
 enum class UsagePlacement {

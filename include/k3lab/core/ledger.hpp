@@ -7,6 +7,7 @@
 // Every record has seq (per file), t (UTC), kind; unit records have unit. Wall-clock measurements
 // belong under "timing" so that determinism checks can ignore them with "t".
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,14 @@ bool is_ledger_file_name(const std::string& name);
 
 // The unit ids that have a terminal record.
 std::vector<std::string> finished_units(const LedgerContents& ledger);
+
+// Units with more than one terminal record, each with its records in read order. The rule is one
+// terminal record per unit; a second one means two processes ran the unit, and which record stands is
+// for a person to decide: readers must say so, never pick one silently.
+std::map<std::string, std::vector<nlohmann::json>> duplicate_terminal_records(const LedgerContents& ledger);
+
+// One line per duplicated unit: "<unit>: 2 terminal records (result seq 4 in ledger.a.jsonl by worker a, ...)".
+std::vector<std::string> describe_duplicates(const std::map<std::string, std::vector<nlohmann::json>>& duplicates);
 
 // A record without "seq", "t", "timing" and "worker" (where it ran): what must be identical between
 // two runs of one command, however they were interrupted or sharded.

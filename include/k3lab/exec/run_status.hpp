@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/core/unit_lease.hpp"
 #include "k3lab/exec/slurm_jobs.hpp"
 #include "k3lab/exec/slurm_state.hpp"
 
@@ -17,10 +18,11 @@ namespace k3lab::exec {
 enum class UnitPhase {
   Result,   // terminal: result
   Invalid,  // terminal: invalid (excluded with a reason)
-  Failed,   // terminal: failure (including Slurm NODE_FAIL/TIMEOUT/OUT_OF_MEMORY records)
-  Running,  // its Slurm task is running it now
+  Failed,   // terminal: failure (including OUT_OF_MEMORY of a training unit, recorded from Slurm)
+  Running,  // a live lease covers it (its process runs it), or its Slurm task is running it now
   Queued,   // its Slurm task is pending, or running another unit of its shard
-  Pending,  // no terminal record and no live task: the next submission (or local run) runs it
+  Pending,  // no terminal record, no live lease, no live task: the next submission (or local run) runs it
+  Blocked,  // its task ended with a deterministic error (exit 2-5): a person must fix the cause first
 };
 std::string to_string(UnitPhase phase);
 
@@ -29,6 +31,7 @@ struct UnitStatus {
   UnitPhase phase = UnitPhase::Pending;
   std::string task;    // "12_3" when a Slurm task owns or owned it
   std::string note;    // failure reason, "task 12_3 ended CANCELLED", "not started"...
+  std::string lease;   // who holds its live lease, when one does
   int attempts = 0;
 };
 
@@ -50,6 +53,8 @@ struct RunStatus {
   std::vector<TaskStatus> tasks;  // every task of every submission, oldest first
   std::string scheduler_source;   // "sacct", "scontrol", ... ("" when Slurm was not asked)
   std::vector<std::string> notes;
+  std::vector<std::string> duplicates;    // core::describe_duplicates: units with two terminal records
+  std::vector<std::string> needs_person;  // tasks that ended with a deterministic error, and why
 
   std::size_t count(UnitPhase phase) const;
   nlohmann::json to_json() const;
@@ -59,14 +64,37 @@ struct RunStatus {
 // different job name under that id (a reused id).
 const TaskState* task_state(const JobRecord& job, std::size_t task, const TaskStates& states);
 
-RunStatus compute_status(const std::vector<std::string>& plan_units, const std::vector<nlohmann::json>& records,
-                         const std::vector<JobRecord>& jobs, const TaskStates& states);
+// The leases that matter to status: unit -> its lease as this host sees it (Live or Stale ones).
+using LeaseViews = std::map<std::string, core::LeaseView>;
 
-// For each task that ended UnitFatal: the failure record of the unit it was running (its last
-// attempt without a terminal record). Records carry kind, unit, reason ("slurm:<STATE>"), detail,
-// worker and slurm {job_id, task, state, exit_code, node}; the caller adds the unit's spec.
+// What the run's protocol says about Slurm end states that can be outcomes (slurm_state_table).
+struct TaskEndRules {
+  bool oom_is_outcome = false;  // a training protocol: OUT_OF_MEMORY is a failure of the unit's arm
+};
+
+RunStatus compute_status(const std::vector<std::string>& plan_units, const std::vector<nlohmann::json>& records,
+                         const std::vector<JobRecord>& jobs, const TaskStates& states, const LeaseViews& leases = {});
+
+// For each task that ended in an outcome (OUT_OF_MEMORY under oom_is_outcome): the failure record of
+// the unit it was running (its last attempt without a terminal record), unless a live lease covers the
+// unit. Records carry kind, unit, reason ("slurm:<STATE>"), detail, worker and slurm {job_id, task,
+// state, exit_code, node}; the caller adds the unit's spec.
 std::vector<nlohmann::json> slurm_failure_records(const std::vector<nlohmann::json>& records,
-                                                  const std::vector<JobRecord>& jobs, const TaskStates& states);
+                                                  const std::vector<JobRecord>& jobs, const TaskStates& states,
+                                                  const TaskEndRules& rules, const LeaseViews& leases = {});
+
+// The non-terminal notes owed for tasks that ended without an outcome: "slurm-task-ended" for the unit
+// each was running (it stays pending), and "slurm-task-needs-person" for a task that ended with a
+// deterministic error (the mark that makes resubmission refuse). Notes already in `records` are not
+// owed again.
+std::vector<nlohmann::json> slurm_end_notes(const std::vector<nlohmann::json>& records,
+                                            const std::vector<JobRecord>& jobs, const TaskStates& states,
+                                            const TaskEndRules& rules);
+
+// The needs-person marks in `records` that still matter: the task is the latest owner of a unit without a
+// terminal record. One line each: "task 12_3 exit 3:0 (the protocol is invalid...): log <file>".
+std::vector<std::string> needs_person_blocks(const std::vector<nlohmann::json>& records,
+                                             const std::vector<JobRecord>& jobs);
 
 // Every recorded job id, oldest first, without repeats.
 std::vector<std::string> job_ids(const std::vector<JobRecord>& jobs);

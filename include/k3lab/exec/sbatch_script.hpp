@@ -62,7 +62,14 @@ struct SbatchScriptSpec {
   // Above 1: each task is one data-parallel training run; `srun` starts this many ranks of `k3lab
   // run` (rank 0 writes the ledger, docs/slurm.md) after exporting MASTER_ADDR and MASTER_PORT.
   std::size_t ranks_per_task = 1;
+  // How the resources were derived (the plan's estimate, the safety timeout), written as comments.
+  std::vector<std::string> resource_notes;
 };
+
+// srun's --wait for data-parallel tasks: once one rank has exited, the others are killed after this many
+// seconds, and --kill-on-bad-exit ends the step at once when a rank exits non-zero (a dead or hung peer
+// is detected within K3LAB_DIST_TIMEOUT by the survivors, which exit 1).
+inline constexpr int kRankExitWaitSeconds = 120;
 
 // Ranks per array task that `options` ask for: ntasks, else ntasks-per-node x nodes, else 1.
 // Throws std::invalid_argument for counts that are not plain positive integers (e.g. nodes=1-2).

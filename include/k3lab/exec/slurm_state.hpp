@@ -23,16 +23,39 @@ struct TaskState {
   std::string node;                  // where it ran ("" when not yet placed)
 };
 
-// How a task's end bears on the unit it was running.
+// How a task's end bears on the unit it was running. The mapping from Slurm's states and k3lab's exit
+// codes is one table each (slurm_state_table, exit_code_table), shown in docs/slurm.md.
 enum class TaskEnd {
   Active,       // queued, running, requeued or suspended: it may still write results
   Completed,    // the k3lab process exited 0
-  Interrupted,  // cancelled, preempted, deadline, boot failure, or FAILED (k3lab's own error exit, or a
-                // kill from outside Slurm): like a local interruption, its unfinished unit runs again
-  UnitFatal,    // the unit died with its task: NODE_FAIL, TIMEOUT or OUT_OF_MEMORY; its unfinished unit
-                // gets a failure record
+  Interrupted,  // the machine or the scheduler ended it (NODE_FAIL, TIMEOUT, PREEMPTED, CANCELLED, a kill,
+                // k3lab's exit 1 or 130...): its unfinished unit stays pending, with a note in the ledger,
+                // and runs again once no live lease covers it
+  OutOfMemory,  // OUT_OF_MEMORY: an outcome where the protocol says so (a training unit's arm failure,
+                // TaskEndRules::oom_is_outcome), otherwise like Interrupted
+  NeedsPerson,  // FAILED with one of k3lab's deterministic exit codes (usage, protocol, window rule, runner
+                // missing): running it again gives the same error; resubmission refuses until a person acts
   Unknown,      // Slurm does not know the job (purged without accounting, or the id was reused)
 };
+
+struct SlurmStateRule {
+  const char* state;
+  TaskEnd end;
+  const char* meaning;  // what it means for the unit, for status and docs
+};
+// Every Slurm job state k3lab knows, with what it means. A state not listed is Unknown.
+const std::vector<SlurmStateRule>& slurm_state_table();
+
+struct ExitCodeRule {
+  int code;
+  bool deterministic;   // the same command fails the same way: NeedsPerson
+  const char* meaning;
+};
+// k3lab's exit codes (experiments::ExitCode) as a Slurm task's end sees them.
+const std::vector<ExitCodeRule>& exit_code_table();
+
+// The exit status of Slurm's "exit:signal" field ("3:0" -> 3); nullopt when absent or unreadable.
+std::optional<int> exit_status(const std::string& exit_code);
 
 TaskEnd classify(const TaskState& state);
 std::string to_string(TaskEnd end);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/peer_group.hpp"
+#include "k3lab/core/unit_lease.hpp"
 
 namespace k3lab::experiments {
 
@@ -50,6 +51,9 @@ struct RunRequest {
   // Joins a data-parallel group when the launcher started several ranks (the training layer's
   // train::make_peer_group; the CLI sets it). Without one, a multi-rank launch is refused.
   core::PeerGroupFactory peer_group_factory;
+  // Unit leases (docs/reliability.md): period, renewal, clock and liveness. Unset: the defaults, or
+  // K3LAB_LEASE_SECONDS. Tests inject a clock and a liveness probe.
+  std::optional<core::LeaseSettings> lease_settings;
 };
 
 struct RunSummary {
@@ -60,6 +64,8 @@ struct RunSummary {
   std::size_t invalid = 0;
   std::size_t failures = 0;
   std::size_t ran_now = 0;
+  std::vector<std::string> skipped_leased;      // units left to the live lease of another process
+  std::vector<std::string> duplicate_terminal;  // units with more than one terminal record (see describe_duplicates)
   bool already_complete = false;
   std::string message;
 };

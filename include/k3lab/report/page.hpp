@@ -91,6 +91,10 @@ struct Page {
   void add_chart(Chart chart);
 };
 
+// What every page rendered from a smoke-profile run opens with, right under its title; the labels'
+// warnings (simulated endpoint, systems simulation) follow the protocol line as before.
+inline constexpr const char* kSmokeBanner = "SMOKE PROFILE: toy sizes; not evidence about the hypothesis";
+
 // Writes <out_dir>/<experiment_id>[-<profile>]/: index.md, tables/*.csv, tables/*.json, charts/*.svg.
 // Deterministic bytes for the same page. Returns the page folder.
 std::filesystem::path render_page(const Page& page, const std::filesystem::path& out_dir);

@@ -2,6 +2,7 @@
 // The pieces under the SVG chart writer, public so tests and other renderers can reuse them:
 // axis and tick choice, XML/HTML escaping and locale-free number formatting. Every function here is
 // pure and deterministic (same input, same bytes), which is what makes the charts golden-testable.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,8 @@ struct Axis {
 };
 
 // A linear axis covering [lo, hi] with a 1-2-5 step (1, 2 or 5 times a power of ten) and at most
-// max_ticks (>= 3) ticks. lo == hi widens by 10% of the value each way (by 1 around zero).
+// max_ticks (>= 3) ticks. lo == hi widens by 10% of the value each way, never across zero: all-zero
+// data gets [0, 1], a positive constant c gets [0.9c, 1.1c] rounded to ticks that stay >= 0.
 // Throws on non-finite ends or lo > hi.
 Axis linear_axis(double lo, double hi, int max_ticks = 6);
 
@@ -46,6 +48,14 @@ std::string format_fixed(double value, int decimals);
 
 // Like printf("%.*g", digits, value) but locale-independent; "-0" is written as "0".
 std::string format_significant(double value, int digits);
+
+// An integer with thousands separators: 1000000 -> "1,000,000", -12345 -> "-12,345".
+std::string group_thousands(std::int64_t value);
+
+// A number for a reader (Markdown tables): like format_significant, except that magnitudes from 10,000
+// up to 10^15 are rounded to `digits` significant digits and written whole with thousands separators
+// ("199,800" rather than "1.998e+05"). Exponents remain only for very small or very large values.
+std::string format_for_reading(double value, int digits);
 
 // The fixed palette used for series, in order (colour-blind-safe Okabe-Ito, black, grey).
 const std::vector<std::string>& chart_palette();

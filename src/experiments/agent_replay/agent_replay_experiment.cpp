@@ -1,6 +1,8 @@
 #include "agent_replay/agent_replay_experiment.hpp"
 
+#include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
+#include "k3lab/api/transport_options.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/plan.hpp"
 #include "agent_replay/summary.hpp"
@@ -41,12 +43,18 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
   const api::EndpointChoice endpoint = api::choose_endpoint(env.options, "agent-replay");
   setup.endpoint_name = endpoint.record_name();
 
+  setup.retry = api::RetryPolicy::with_retries(setup.parameters.transport_retries);
+  setup.stop = env.stop_requested;
+  setup.request_model = api::request_model(env.options, setup.parameters.model);
+
   api::ClientConfig config;
-  config.max_transport_retries = 0;  // the run retries transport failures itself, from its operation record
-  config.max_in_flight = 1;          // one agent run at a time, units in ledger order
+  config.retry.max_sends = 1;  // the run resends failed turns itself (setup.retry), from its operation record
+  config.max_in_flight = 1;    // one agent run at a time, units in ledger order
+  config.stop = env.stop_requested;
+  api::apply_transport_options(env.options, config);
   if (endpoint.embedded()) {
     api::MockServerOptions options;
-    options.models = {setup.parameters.model};
+    options.models = {setup.request_model};
     options.model = mock::agent_mock_model(hooks_.embedded_model);
     if (hooks_.wrap_embedded_model) options.model = hooks_.wrap_embedded_model(options.model);
     options.faults = hooks_.embedded_faults;

@@ -39,9 +39,8 @@ bool is_fatal(api::ErrorClass c) {
   return c == api::ErrorClass::auth || c == api::ErrorClass::quota || c == api::ErrorClass::not_found;
 }
 
-// Platform failures a retry may cure: transport and server errors, and overloads that outlived the
-// client's own Retry-After waits.
-bool is_platform_failure(api::ErrorClass c) { return api::is_transport_retryable(c) || api::is_overload_retryable(c); }
+// Platform failures a retry may cure: transport, server, rate-limit and overload errors.
+bool is_platform_failure(api::ErrorClass c) { return api::is_retryable(c); }
 
 const validate::AgentTask& task_for(int task_number) {
   const auto& tasks = validate::agent_tasks();
@@ -275,11 +274,21 @@ class UnitRun {
         stop_ = Stop::api_error;
         return;
       }
-      if (++tries[turn] > p_.transport_retries) {
+      const int sends = ++tries[turn];
+      if (!setup_.retry.may_retry(call.error_class, sends)) {
         stop_ = Stop::transport_exhausted;
         return;
       }
-      record_->append({{"op", "resume"}, {"turn", turn}, {"try", tries[turn]}, {"after", std::string(api::to_string(call.error_class))}});
+      const auto wait = backoff(call, sends);
+      record_->append({{"op", "resume"},
+                       {"turn", turn},
+                       {"try", tries[turn]},
+                       {"after", std::string(api::to_string(call.error_class))},
+                       {"wait_ms", std::chrono::duration<double, std::milli>(wait).count()}});
+      if (!setup_.clock->sleep_unless_stopped(wait, setup_.stop)) {
+        throw api::CallInterrupted("agent-replay: stopped while waiting to resend model turn " + std::to_string(turn) +
+                                   "; the unit stays open");
+      }
       // Continue from the retained record, not from memory.
       record_.emplace(path_);
       if (!consistent()) {
@@ -287,6 +296,16 @@ class UnitRun {
         return;
       }
     }
+  }
+
+  // The shared policy's wait (the server's Retry-After, else backoff with jitter) before the turn is
+  // sent again, after `sends` sends of it.
+  std::chrono::nanoseconds backoff(const api::CallRecord& call, int sends) const {
+    std::optional<std::chrono::nanoseconds> retry_after;
+    if (call.retry_after_ms) {
+      retry_after = std::chrono::nanoseconds(static_cast<std::int64_t>(*call.retry_after_ms * 1e6));
+    }
+    return setup_.retry.wait_before_next(sends, retry_after, call.call_index);
   }
 
   // The messages as this arm sends them at `turn`, with reasoning re-attached from memory.
@@ -312,7 +331,7 @@ class UnitRun {
       messages.push_back(std::move(m));
     }
     if (faults_.request_fault_at(turn) && !fault_turn_) fault_turn_ = turn;
-    return {{"model", p_.model},
+    return {{"model", setup_.request_model.empty() ? p_.model : setup_.request_model},
             {"messages", std::move(messages)},
             {"tools", faults_.tools_at(turn)},
             {"reasoning_effort", faults_.effort_at(turn)},
@@ -563,10 +582,11 @@ std::string harness_idempotency_key(const std::string& unit_id, const std::strin
 AgentRunner::AgentRunner(AgentRunSetup setup) : setup_(std::move(setup)) {
   if (!setup_.client) throw std::invalid_argument("AgentRunner needs a client");
   if (!setup_.clock) setup_.clock = api::system_clock();
-  if (setup_.client->config().max_transport_retries != 0) {
-    throw std::invalid_argument("AgentRunner: build the client with max_transport_retries = 0; the run retries "
-                                "transport failures itself, resuming from its operation record");
+  if (setup_.client->config().retry.max_sends != 1) {
+    throw std::invalid_argument("AgentRunner: build the client with retry.max_sends = 1; the run resends failed "
+                                "turns itself (setup.retry), resuming from its operation record");
   }
+  setup_.retry.check();
 }
 
 UnitOutcome AgentRunner::run(const Unit& unit, const std::filesystem::path& artifacts_dir) {

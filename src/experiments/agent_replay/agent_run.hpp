@@ -9,16 +9,18 @@
 // applied by ArmFaults.
 //
 // Every step goes to the run's operation record (operation_record.hpp) before the run acts on it. A
-// transport failure (api::is_transport_retryable, or an overload that outlived the client's own
-// Retry-After waits) is retried at most parameters.transport_retries times per model turn; each retry
-// reopens the record and continues from what it says, so a dispatched tool call is never
-// dispatched again. The run keeps raw reasoning in memory only; a run whose process ended mid-run
+// platform failure (api::is_retryable: transport, server, rate limit, overload) is resent under the
+// shared api::RetryPolicy (setup.retry: at most 1 + parameters.transport_retries sends of a model turn
+// in all, after backoff with jitter or the server's Retry-After); each resend reopens the record and
+// continues from what it says, so a dispatched tool call is never dispatched again. A stop request
+// (SIGINT/SIGTERM) during a call or a wait throws api::CallInterrupted and leaves the unit open. The run keeps raw reasoning in memory only; a run whose process ended mid-run
 // therefore cannot replay exactly, so resuming such a unit moves its old record aside
 // (<name>.abandoned-<n>.jsonl, still counted for cost) and starts the run again against a reset world.
 //
 // Outcomes: result (answered, turn limit, or an API rejection such as the 400 a fault provokes: the
 // seed counts those as outcomes of the arm), invalid (transport retries exhausted, outside the test
 // window, harness inconsistency) or failure (auth, quota, not-found: the window cannot go on).
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -31,14 +33,18 @@
 #include "k3lab/api/test_window.hpp"
 #include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/clock.hpp"
+#include "k3lab/api/retry_policy.hpp"
 #include "k3lab/experiments/experiment.hpp"
 
 namespace k3lab::experiments::agent_replay {
 
 struct AgentRunSetup {
   Parameters parameters;
-  // Built with max_transport_retries = 0: transport retries are the run's own (resumed from the record).
+  // Built with retry.max_sends = 1: resends are the run's own (resumed from the record).
   std::shared_ptr<const api::ChatClient> client;
+  api::RetryPolicy retry;                      // the protocol's cap: RetryPolicy::with_retries(transport_retries)
+  const std::atomic<bool>* stop = nullptr;     // the runner's stop flag
+  std::string request_model;                   // the served name requests carry; empty: parameters.model
   std::shared_ptr<api::Clock> clock;
   std::string endpoint_name;  // what records show: a base URL or "embedded-mock"
   api::TestWindow window;

@@ -12,7 +12,8 @@
 //   {"op":"omitted", turn, tool_call_id}                 a tool result deliberately not appended
 //   {"op":"call", turn, try, request_sha256, effort, max_completion_tokens, tools_reordered, record}
 //       one chat call (api::CallRecord, which holds no raw reasoning)
-//   {"op":"resume", turn, try, after}                    a transport retry continues from the record
+//   {"op":"resume", turn, try, after, wait_ms}           a retry continues from the record after
+//                                                        the shared policy's wait (api::RetryPolicy)
 //
 // The conversation to send next, the turn count and which tool calls still need a dispatch are
 // derived from the record alone (RunState), so a transport retry reopens the file and continues from

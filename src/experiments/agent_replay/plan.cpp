@@ -22,7 +22,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   const double most_model_calls = static_cast<double>(units.size()) * p.max_model_turns;
   nlohmann::json d;
   d["runs"] = {{"total", units.size()}, {"by_arm", by_arm}, {"by_repetition", by_rep}, {"tasks", tasks}};
+  // Every send counts, whatever the error class (api::RetryPolicy: one cap of 1 + retries per turn).
   d["model_calls"] = {{"most_before_transport_retries", most_model_calls},
+                      {"most_sends_every_error_class", most_model_calls * (1 + p.transport_retries)},
                       {"max_model_turns_per_run", p.max_model_turns}};
   d["window"] = {{"hours", p.test_window_hours},
                  {"model", p.model},
@@ -33,7 +35,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   const double completion_usd = most_model_calls * p.max_completion_tokens * p.output_usd_per_million / 1e6;
   d["cost_usd"] = {{"completion_upper_bound", std::round(completion_usd * 100.0) / 100.0},
                    {"prompt", "not estimated: it depends on each task's transcript length; measured per run"}};
-  d["assumptions"] = {"the completion bound assumes every run uses all its model turns at the full output cap"};
+  d["assumptions"] = {"the completion bound assumes every run uses all its model turns at the full output cap",
+                      "resent turns are not priced (at most " + std::to_string(p.transport_retries) +
+                          " resends of a turn whatever the error class)"};
   return d;
 }
 

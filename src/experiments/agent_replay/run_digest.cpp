@@ -39,6 +39,7 @@ void add_calls(ArmDigest& a, RunDigest& d, const json& data, const json& timing)
   for (const auto& m : messages) ++a.error_messages[m];
   for (const auto& c : data.value("calls", json::array())) {
     if (c.value("error_class", "none") != "none") continue;
+    if (!c.value("usage_reported", true)) ++a.usage_missing_calls;
     if (c.contains("model") && c["model"].is_string()) d.response_models.insert(c["model"].get<std::string>());
     if (c.contains("system_fingerprint") && c["system_fingerprint"].is_string() &&
         !c["system_fingerprint"].get<std::string>().empty()) {

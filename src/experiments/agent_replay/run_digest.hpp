@@ -35,6 +35,8 @@ struct ArmDigest {
   std::int64_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
   std::int64_t prompt_after_turn_1 = 0, cached_after_turn_1 = 0;
   double cost_usd = 0;
+  // Successful calls whose response reported no usage: their tokens and cost are unknown.
+  std::size_t usage_missing_calls = 0;
   // Distinct API error messages seen (HTTP status, class, message) -> runs.
   std::map<std::string, std::size_t> error_messages;
   // Per task (by task id): valid runs and successes, for pass^k and the paired comparison.

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/run_digest.hpp"
@@ -129,9 +130,11 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
   report::Series all{"all calls", {}, {}, {}, {}};
   report::Series later{"calls after turn 1", {}, {}, {}, {}};
   for (const auto& a : d.arms) {
+    // Calls without usage cost an unknown amount: a sum over the others would understate it.
+    const bool known = a.usage_missing_calls == 0;
     table.rows.push_back({a.arm, a.prompt_tokens, a.cached_tokens, a.completion_tokens, optional_cell(a.cached_ratio()),
-                          optional_cell(a.cached_ratio_after_turn_1()), Cell(a.cost_usd, 6), a.successes,
-                          optional_cell(a.cost_per_completed_task(), 6)});
+                          optional_cell(a.cached_ratio_after_turn_1()), known ? Cell(a.cost_usd, 6) : Cell("unknown"),
+                          a.successes, known ? optional_cell(a.cost_per_completed_task(), 6) : Cell("unknown")});
     if (a.cached_ratio()) {
       chart.categories.push_back(a.arm);
       const double x = static_cast<double>(chart.categories.size() - 1);
@@ -151,6 +154,14 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
                   "until a fault changes it, so later arms find more of their prompt cached. Read the ratios as "
                   "what this window's cache did, not as a clean per-arm effect; a fault's own cache effect is the "
                   "drop at the turn where it acts (turn-level numbers are in each run's ledger record).";
+  std::size_t usage_missing = 0;
+  for (const auto& a : d.arms) usage_missing += a.usage_missing_calls;
+  if (usage_missing > 0) {
+    table.caption += " usage-missing: " + std::to_string(usage_missing) +
+                     " successful call(s) reported no usage, so their tokens are not counted and the cost of "
+                     "their arms is unknown (a server that reports usage only with stream_options.include_usage, "
+                     "or not at all; docs/endpoints.md).";
+  }
   page.add_table(std::move(table));
   if (!all.y.empty()) {
     chart.series = {all, later};
@@ -311,6 +322,9 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   }
   const Parameters p = parse_parameters(records.manifest.at("parameters"));
   const RunDigest d = digest_run(p, records.terminal_records(), records.ledger.records);
+  if (const auto served = api::served_model_sentence(records.manifest.value("options", nlohmann::json()), p.model)) {
+    page.add_text(*served);
+  }
   page.add_text("Each run sends the conversation with the declared tools, executes every tool call against a "
                 "reset local world, stops after " + std::to_string(p.max_model_turns) +
                 " model turns or one validated terminal answer, and is judged by the task's hidden validator. The "

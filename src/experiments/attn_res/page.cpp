@@ -12,6 +12,7 @@
 #include "attn_res/run_unit.hpp"
 #include "attn_res/unit_metrics.hpp"
 #include "attn_res/units.hpp"
+#include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/report/stats.hpp"
@@ -113,23 +114,21 @@ void add_loss_by_seed(const ByArm& by_arm, report::Page& page) {
 void add_paired_gain(const ByArm& by_arm, const Decision& d, report::Page& page) {
   auto t = training::make_table(
       "paired-gain", "Paired per-seed relative improvement over ordinary residuals (validation loss at the budget)",
-      {"arm", "paired seeds", "mean relative improvement", "bootstrap CI low", "bootstrap CI high", "seeds improved",
-       "gain claimed"});
+      {"arm", "paired seeds", "mean relative improvement", "bootstrap CI low", "bootstrap CI high", "seeds improved"});
   for (const auto& arm : kAttnResArms) {
     const auto pairs = paired_losses(by_arm, arm);
     if (pairs.seeds.empty()) {
-      t.rows.push_back({arm, 0, report::Cell(), report::Cell(), report::Cell(), report::Cell(), "no paired seeds"});
+      t.rows.push_back({arm, 0, report::Cell(), report::Cell(), report::Cell(), "no paired seeds"});
       continue;
     }
     const auto g = paired_gain(pairs.arm, pairs.baseline, d);
     t.rows.push_back({arm, pairs.seeds.size(), g.interval.estimate, g.interval.low, g.interval.high,
-                      std::to_string(g.seeds_improved) + " of " + std::to_string(pairs.seeds.size()),
-                      yes_no(g.claimed())});
+                      std::to_string(g.seeds_improved) + " of " + std::to_string(pairs.seeds.size())});
   }
   t.caption = "Percentile bootstrap of the mean over seeds, resampling whole seed pairs (" +
               std::to_string(d.bootstrap_resamples) + " resamples, seed " + std::to_string(d.bootstrap_seed) + ", " +
-              percent(d.confidence) + " two-sided). A gain is claimed when the mean is at least " +
-              percent(d.min_relative_improvement) + " and the interval excludes zero.";
+              percent(d.confidence) + " two-sided), over the seeds both arms completed. Whether a gain is claimed is "
+              "the decision rule's, below, where failed runs count against their arm.";
   page.add_table(std::move(t));
 }
 
@@ -327,43 +326,61 @@ void add_loss_chart(const ByArm& by_arm, report::Page& page) {
   page.add_chart(std::move(chart));
 }
 
-void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const Decision& d, report::Page& page) {
+// What the predeclared conditions say over one arm's pairs.
+struct ArmRule {
+  std::string verdict;  // "" when there are too few pairs
+  bool claimed = false;
+};
+
+// Rows (a)-(d) for one arm and what they say.
+ArmRule add_conditions(const ByArm& by_arm, const std::string& arm, const Decision& d, report::Table& t) {
+  const auto pairs = paired_losses(by_arm, arm);
+  const auto base_memory = seed_mean(by_arm, kBaseline, kResidualBytes);
+  const auto arm_memory = seed_mean(by_arm, arm, kResidualBytes);
+  if (pairs.seeds.size() < 2 || !base_memory || !arm_memory) return {};
+  const auto g = paired_gain(pairs.arm, pairs.baseline, d);
+  const double memory = memory_regression(*arm_memory, *base_memory);
+  const auto speed = seed_mean(by_arm, arm, kThroughput);
+  const auto base_speed = seed_mean(by_arm, kBaseline, kThroughput);
+  std::optional<double> slowdown;
+  if (speed && base_speed) slowdown = throughput_regression(*speed, *base_speed);
+  const bool memory_ok = memory <= d.max_memory_regression;
+  const bool speed_ok = slowdown && *slowdown <= d.max_throughput_regression;
+  t.rows.push_back({arm, "(a) mean relative improvement >= " + percent(d.min_relative_improvement),
+                    percent(g.interval.estimate) + " (" + std::to_string(g.seeds_improved) + " of " +
+                        std::to_string(pairs.seeds.size()) + " seeds improved)",
+                    yes_no(g.meets_minimum)});
+  t.rows.push_back({arm, "(b) paired bootstrap " + percent(d.confidence) + " CI excludes zero",
+                    "[" + percent(g.interval.low) + ", " + percent(g.interval.high) + "]" +
+                        (g.interval.high < 0 ? " (entirely below zero: a reliable loss, not a gain)" : ""),
+                    yes_no(g.interval.excludes_zero())});
+  t.rows.push_back({arm, "(c) stored residual memory regression <= " + percent(d.max_memory_regression), percent(memory),
+                    yes_no(memory_ok)});
+  t.rows.push_back({arm, "(d) training throughput regression <= " + percent(d.max_throughput_regression),
+                    slowdown ? percent(*slowdown) : std::string("not measured"),
+                    slowdown ? yes_no(speed_ok) : std::string("undefined")});
+  std::string verdict = g.claimed() ? "reliable validation-loss gain" : "no reliable gain";
+  if (!memory_ok || !speed_ok) {
+    verdict += "; mechanism REJECTED on ";
+    verdict += !memory_ok && !speed_ok ? "memory and throughput" : (!memory_ok ? "memory" : "throughput");
+    if (!slowdown) verdict += " (throughput not measured)";
+  } else if (g.claimed()) {
+    verdict += " within the memory and throughput limits: GAIN CLAIMED";
+  }
+  return {verdict, g.claimed() && memory_ok && speed_ok};
+}
+
+void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const training::RunOutcomes& outcomes,
+                  const Decision& d, report::Page& page) {
   auto t = training::make_table("decision", "Predeclared decision rule (paired seeds at the token budget)",
                                 {"arm", "condition", "values", "holds"});
-  const double base_memory = *seed_mean(by_arm, kBaseline, kResidualBytes);
-  const auto base_speed = seed_mean(by_arm, kBaseline, kThroughput);
   for (const auto& arm : kAttnResArms) {
-    const auto pairs = paired_losses(by_arm, arm);
-    const auto g = paired_gain(pairs.arm, pairs.baseline, d);
-    const double memory = memory_regression(*seed_mean(by_arm, arm, kResidualBytes), base_memory);
-    const auto speed = seed_mean(by_arm, arm, kThroughput);
-    std::optional<double> slowdown;
-    if (speed && base_speed) slowdown = throughput_regression(*speed, *base_speed);
-    const bool memory_ok = memory <= d.max_memory_regression;
-    const bool speed_ok = slowdown && *slowdown <= d.max_throughput_regression;
-    t.rows.push_back({arm, "(a) mean relative improvement >= " + percent(d.min_relative_improvement),
-                      percent(g.interval.estimate) + " (" + std::to_string(g.seeds_improved) + " of " +
-                          std::to_string(pairs.seeds.size()) + " seeds improved)",
-                      yes_no(g.meets_minimum)});
-    t.rows.push_back({arm, "(b) paired bootstrap " + percent(d.confidence) + " CI excludes zero",
-                      "[" + percent(g.interval.low) + ", " + percent(g.interval.high) + "]" +
-                          (g.interval.high < 0 ? " (entirely below zero: a reliable loss, not a gain)" : ""),
-                      yes_no(g.interval.excludes_zero())});
-    t.rows.push_back({arm, "(c) stored residual memory regression <= " + percent(d.max_memory_regression),
-                      percent(memory), yes_no(memory_ok)});
-    t.rows.push_back({arm, "(d) training throughput regression <= " + percent(d.max_throughput_regression),
-                      slowdown ? percent(*slowdown) : std::string("not measured"),
-                      slowdown ? yes_no(speed_ok) : std::string("undefined")});
-    std::string verdict = g.claimed() ? "reliable validation-loss gain" : "no reliable gain";
-    if (!memory_ok || !speed_ok) {
-      verdict += "; mechanism REJECTED on ";
-      verdict += !memory_ok && !speed_ok ? "memory and throughput" : (!memory_ok ? "memory" : "throughput");
-      if (!slowdown) verdict += " (throughput not measured)";
-    } else if (g.claimed()) {
-      verdict += " within the memory and throughput limits: GAIN CLAIMED";
-    }
-    t.rows.push_back({arm, "verdict: (a) and (b) claim the gain; (c) and (d) must hold", verdict,
-                      yes_no(g.claimed() && memory_ok && speed_ok)});
+    const auto tally = training::tally_seeds(outcomes, arm, {kBaseline});
+    const auto rule = add_conditions(by_arm, arm, d, t);
+    for (auto& row : training::tally_rows(tally)) t.rows.push_back({arm, row[0], row[1], row[2]});
+    t.rows.push_back({arm, "verdict: (a) and (b) claim the gain; (c) and (d) must hold; no seed lost by the arm",
+                      training::counted_verdict(tally, rule.verdict, "no reliable gain"),
+                      yes_no(tally.claim_allowed() && rule.claimed)});
   }
   t.caption = "Stored residual memory is the analytic residual bank (the engineering-constraints table): AttnRes "
               "keeps more depth sources than the one accumulated stream by construction, so (c) fails for any depth "
@@ -375,19 +392,20 @@ void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const Dec
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
+  const auto terminal = records.terminal_records();
+  const auto outcomes = training::classify_runs(
+      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
   ByArm by_arm;
-  const std::size_t planned = records.manifest.value("units_planned", static_cast<std::size_t>(0));
-  std::size_t valid = 0;
-  for (const auto& record : records.terminal_records()) {
-    if (auto m = unit_metrics(record)) {
+  for (const auto& record : terminal) {
+    if (auto m = unit_metrics(record); m && !outcomes.excluded(m->seed)) {
       const auto arm = m->arm;
       const auto seed = m->seed;
       by_arm[arm].emplace(seed, std::move(*m));
-      ++valid;
     }
   }
   page.add_text(std::string("**downstream_task_quality: not measured.** ") + kDownstreamNotMeasured + ".");
-  if (valid == 0) {
+  training::add_failure_rule(outcomes, page);
+  if (by_arm.empty()) {
     page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
     return;
   }
@@ -399,16 +417,8 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_depth_attention(by_arm, page);
   add_gradient_norms(by_arm, page);
   add_loss_chart(by_arm, page);
-
-  bool all_arms = true;
-  for (const auto& arm : arm_ids()) all_arms = all_arms && by_arm.count(arm);
-  const training::DecisionGate gate{valid, planned};
-  if (!gate.open() || !all_arms) {
-    page.add_text(gate.not_evaluated("The protocol reads the comparison only after all runs trained to the budget.",
-                                     protocol.document.value("stopping_rule", std::string())));
-    return;
-  }
-  add_decision(protocol, by_arm, p.decision, page);
+  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  add_decision(protocol, by_arm, outcomes, p.decision, page);
 }
 
 }  // namespace k3lab::experiments::attn_res

@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 
+#include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
+#include "k3lab/api/transport_options.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/plan.hpp"
 #include "context_probe/prompt_tokens.hpp"
@@ -47,9 +49,13 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
   setup.counter = make_prompt_token_counter(configured_vocabulary(setup.parameters, env.options));
   setup.clock = hooks_.clock;
 
+  setup.parameters.model = api::request_model(env.options, setup.parameters.model);  // the served name, if any
+
   api::ClientConfig config;
-  config.max_transport_retries = setup.parameters.transport_retries;
+  config.retry = api::RetryPolicy::with_retries(setup.parameters.transport_retries);
   config.max_in_flight = 1;  // one call per unit, units in ledger order
+  config.stop = env.stop_requested;
+  api::apply_transport_options(env.options, config);
   if (setup.endpoint.embedded()) {
     api::MockServerOptions options;
     options.models = {setup.parameters.model};

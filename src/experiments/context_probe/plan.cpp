@@ -57,7 +57,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   d["calls"] = {{"scored", scored},
                 {"priming", priming},
                 {"total_before_transport_retries", units.size()},
-                {"most_requests_with_transport_retries", units.size() * (1 + p.transport_retries)}};
+                // Every send counts, whatever the error class (api::RetryPolicy: one cap of 1 + retries).
+                {"most_requests_with_transport_retries", units.size() * (1 + p.transport_retries)},
+                {"most_sends_every_error_class", units.size() * (1 + p.transport_retries)}};
   d["scored_cells_by_axis"] = {{"stratum", counts_json(by_stratum)},
                                {"family", counts_json(by_family)},
                                {"length", counts_json(by_length)},
@@ -86,7 +88,8 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   d["assumptions"] = {
       "every prompt is at its budget's ceiling (budget - max_completion_tokens); real prompts are slightly shorter",
       "every completion uses its full max_completion_tokens (reasoning included); real use is lower",
-      "transport retries are not priced (up to " + std::to_string(p.transport_retries) + " per call)",
+      "retries are not priced (at most " + std::to_string(p.transport_retries) +
+          " per call whatever the error class, rate limits and overloads included)",
       "prices are the protocol's table (as of " + price.as_of + "); recheck them before a paid window"};
   return d;
 }

@@ -29,6 +29,11 @@ void keep_latest(std::string& slot, const std::string& value) {
   if (!value.empty() && value > slot) slot = value;
 }
 
+// An answered call whose response reported no usage (its tokens and cost are unknown).
+bool usage_missing(const nlohmann::json& call) {
+  return !call.empty() && call.value("error_class", "none") == "none" && !call.value("usage_reported", true);
+}
+
 // One call (a unit's own, or a re-prime): provenance, call totals. Returns its cost.
 double count_call(RunDigest& d, CallTotals& totals, const nlohmann::json& call, const nlohmann::json& call_timing,
                   double cost) {
@@ -39,6 +44,7 @@ double count_call(RunDigest& d, CallTotals& totals, const nlohmann::json& call, 
   totals.cached_tokens += int_at(call, "cached_tokens");
   totals.completion_tokens += int_at(call, "completion_tokens");
   totals.cost_usd += cost;
+  totals.usage_missing += usage_missing(call) ? 1 : 0;
   if (call.value("simulated", false)) ++d.simulated_calls;
   if (const auto e = call.value("endpoint", ""); !e.empty()) d.endpoints.insert(e);
   if (const auto m = call.value("model", ""); !m.empty()) d.response_models.insert(m);
@@ -89,12 +95,14 @@ RunDigest digest_run(const Parameters& p, const RunRecords& records) {
     ++totals.units;
     g.cost_usd += count_call(d, totals, object_at(data, "call"), object_at(timing, "call"), number_at(data, "cost_usd"));
     g.calls += object_at(data, "call").empty() ? 0 : 1;
+    g.usage_missing += usage_missing(object_at(data, "call")) ? 1 : 0;
     if (const auto& reprime = object_at(data, "reprime"); !reprime.empty()) {
       auto& again = d.totals_by_role["re-priming"];
       ++again.units;
       g.cost_usd += count_call(d, again, object_at(reprime, "call"), object_at(timing, "reprime_call"),
                                number_at(reprime, "cost_usd"));
       ++g.calls;
+      g.usage_missing += usage_missing(object_at(reprime, "call")) ? 1 : 0;
     }
     if (kind == "failure") ++d.failure_classes[record.value("reason", "")];
     if (!scored) continue;

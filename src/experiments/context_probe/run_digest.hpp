@@ -36,6 +36,7 @@ struct GroupStats {
   std::vector<double> prompt_over_planned;  // observed usage.prompt_tokens / planned count
   double cost_usd = 0;       // every call of the group: scored, priming and re-primes, valid or not
   std::size_t calls = 0;
+  std::size_t usage_missing = 0;  // answered calls that reported no usage: the group's cost is unknown
 };
 
 struct CallTotals {
@@ -45,6 +46,7 @@ struct CallTotals {
   std::int64_t cached_tokens = 0;
   std::int64_t completion_tokens = 0;
   double cost_usd = 0;
+  std::size_t usage_missing = 0;  // answered calls that reported no usage: the cost is unknown
 };
 
 struct RunDigest {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "context_probe/decision.hpp"
+#include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/run_digest.hpp"
@@ -95,9 +96,14 @@ void add_pass_rate_table(const Parameters& p, const RunDigest& d, report::Page& 
         }
         row.insert(row.end(), {median_or_blank(g.ttft_ms, 1e-3), median_or_blank(g.latency_ms, 1e-3),
                                mean_or_blank(g.prompt_tokens), mean_or_blank(g.cached_tokens),
-                               mean_or_blank(g.completion_tokens), mean_or_blank(g.prompt_over_planned),
-                               report::Cell(g.cost_usd, 4)});
-        row.push_back(g.passes > 0 ? report::Cell(g.cost_usd / static_cast<double>(g.passes), 4) : report::Cell("no success"));
+                               mean_or_blank(g.completion_tokens), mean_or_blank(g.prompt_over_planned)});
+        if (g.usage_missing > 0) {  // a sum without those calls would understate the cost
+          row.insert(row.end(), {report::Cell("unknown"), report::Cell("unknown")});
+        } else {
+          row.push_back(report::Cell(g.cost_usd, 4));
+          row.push_back(g.passes > 0 ? report::Cell(g.cost_usd / static_cast<double>(g.passes), 4)
+                                     : report::Cell("no success"));
+        }
         table.rows.push_back(std::move(row));
       }
     }
@@ -153,17 +159,24 @@ void add_call_totals(const RunDigest& d, report::Page& page) {
     if (it == d.totals_by_role.end()) continue;
     const auto& t = it->second;
     table.rows.push_back({role, t.units, t.calls, t.prompt_tokens, t.cached_tokens, t.completion_tokens,
-                          report::Cell(t.cost_usd, 6)});
+                          t.usage_missing > 0 ? report::Cell("unknown") : report::Cell(t.cost_usd, 6)});
     all.calls += t.calls;
+    all.usage_missing += t.usage_missing;
     all.prompt_tokens += t.prompt_tokens;
     all.cached_tokens += t.cached_tokens;
     all.completion_tokens += t.completion_tokens;
     all.cost_usd += t.cost_usd;
   }
   table.rows.push_back({"all", report::Cell(), all.calls, all.prompt_tokens, all.cached_tokens, all.completion_tokens,
-                        report::Cell(all.cost_usd, 6)});
+                        all.usage_missing > 0 ? report::Cell("unknown") : report::Cell(all.cost_usd, 6)});
   table.caption = "Priming tokens and cost are counted (seed). Re-priming repeats a warm cell's priming request when "
                   "the cell did not directly follow its priming call (resume, unit subsets).";
+  if (all.usage_missing > 0) {
+    table.caption += " usage-missing: " + std::to_string(all.usage_missing) +
+                     " answered call(s) reported no usage, so their tokens are not counted and the cost of their "
+                     "roles is unknown (docs/endpoints.md: servers that send usage only with "
+                     "stream_options.include_usage, or never).";
+  }
   page.add_table(std::move(table));
 }
 
@@ -262,9 +275,11 @@ void add_boundary(const Parameters& p, const RunDigest& d, const std::vector<Str
     }
     text += "\n";
   }
-  const std::string verdict = hypothesis_verdict(decisions);
+  const std::string verdict = page.profile == "smoke" ? "not evaluated" : hypothesis_verdict(decisions);
   text += "\nHypothesis (a family loses validator pass rate before the configured limit): **" + verdict + "**";
-  if (verdict == "supported") {
+  if (verdict == "not evaluated") {
+    text += ": a smoke run checks the pipeline on toy fixtures; no verdict is read from it.";
+  } else if (verdict == "supported") {
     std::string where;
     for (const auto& s : decisions) {
       if (s.loss_at) where += (where.empty() ? "" : "; ") + s.family + " (" + s.stratum + ") at " + with_commas(*s.loss_at);
@@ -333,6 +348,9 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   const Parameters p = parse_parameters(records.manifest.at("parameters"));
   const RunDigest d = digest_run(p, records);
   const auto decisions = decide(p, d);
+  if (const auto served = api::served_model_sentence(records.manifest.value("options", nlohmann::json()), p.model)) {
+    page.add_text(*served);
+  }
 
   const bool simulated = d.simulated_calls > 0 || d.endpoints.count("embedded-mock") > 0;
   if (simulated && std::find(page.labels.begin(), page.labels.end(), api::kSimulatedLabel) == page.labels.end()) {

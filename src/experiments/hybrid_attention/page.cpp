@@ -8,6 +8,7 @@
 #include "hybrid_attention/unit_metrics.hpp"
 #include "hybrid_attention/units.hpp"
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/report/stats.hpp"
@@ -164,18 +165,20 @@ void add_frontier(const Runs& runs, const Frame& f, report::Page& page) {
   page.add_chart(std::move(frontier));
 }
 
-void add_decision(const core::Protocol& protocol, const Runs& runs, const Frame& f, report::Page& page) {
-  const std::int64_t longest = f.longest;
+// The rule's conditions over the seeds where every arm completed; "" when fewer than two.
+std::string add_conditions(const Runs& runs, const training::SeedTally& tally, std::int64_t longest,
+                           report::Table& decision) {
+  if (!tally.enough_pairs()) return "";
   auto point = [&](const std::string& arm) {
-    const auto& arm_runs = runs.by_arm.at(arm);
-    return ArmPoint{report::mean(values_of(arm_runs, [longest](const UnitMetrics& m) { return m.retrieval_at(longest); })),
-                    report::mean(values_of(arm_runs, [longest](const UnitMetrics& m) { return m.inference_memory_at(longest); }))};
+    std::vector<UnitMetrics> paired;
+    for (const auto& run : runs.by_arm.at(arm)) {
+      if (tally.is_paired(run.seed)) paired.push_back(run);
+    }
+    return ArmPoint{report::mean(values_of(paired, [longest](const UnitMetrics& m) { return m.retrieval_at(longest); })),
+                    report::mean(values_of(paired, [longest](const UnitMetrics& m) { return m.inference_memory_at(longest); }))};
   };
   const auto hybrid = point("hybrid-3kda-1mla"), kda = point("all-kda"), full = point("full-attention");
   const auto d = decide(hybrid, kda, full);
-  auto decision = training::make_table(
-      "decision", "Predeclared decision rule (seed means at the budget, longest probe length " + std::to_string(longest) + ")",
-      {"condition", "values", "holds"});
   auto num = [](double v) { return report::format_significant(v, 4); };
   using training::yes_no;
   decision.rows.push_back({"(a) hybrid retrieval > all-KDA retrieval", num(hybrid.retrieval) + " vs " + num(kda.retrieval),
@@ -186,16 +189,36 @@ void add_decision(const core::Protocol& protocol, const Runs& runs, const Frame&
                            d.above_frontier ? num(hybrid.retrieval) + " vs line " + num(d.frontier_retrieval)
                                             : std::string("undefined: equal memory"),
                            d.above_frontier ? yes_no(*d.above_frontier) : std::string("undefined")});
-  decision.caption = std::string("Hypothesis ") + (d.supported() ? "SUPPORTED" : "NOT SUPPORTED") +
-                     " at this proxy size, data, kernels and budget. " + protocol.document.value("decision_rule", std::string());
+  return d.supported() ? "supported" : "not supported";
+}
+
+void add_decision(const core::Protocol& protocol, const Runs& runs, const training::RunOutcomes& outcomes,
+                  const Frame& f, report::Page& page) {
+  const auto tally = training::tally_seeds(outcomes, "hybrid-3kda-1mla", {"all-kda", "full-attention"});
+  auto decision = training::make_table(
+      "decision",
+      "Predeclared decision rule (seed means at the budget over the seeds every arm completed, longest probe length " +
+          std::to_string(f.longest) + ")",
+      {"condition", "values", "holds"});
+  const auto rule_verdict = add_conditions(runs, tally, f.longest, decision);
+  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
+  decision.rows.push_back({"verdict", training::counted_verdict(tally, rule_verdict, "not supported"),
+                           training::yes_no(tally.claim_allowed() && rule_verdict == "supported")});
+  decision.caption = "The verdict holds at this proxy size, data, kernels and budget only. " +
+                     protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto runs = training::group_by_arm<UnitMetrics>(records.terminal_records(), unit_metrics);
-  if (runs.results == 0) {
+  const auto terminal = records.terminal_records();
+  const auto outcomes = training::classify_runs(
+      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
+  training::add_failure_rule(outcomes, page);
+  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
+  training::drop_excluded(runs, outcomes);
+  if (runs.by_arm.empty()) {
     page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
     return;
   }
@@ -211,14 +234,8 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_inference_memory(runs, page);
   add_curves(runs, page);
   add_frontier(runs, f, page);
-
-  const training::DecisionGate gate{runs.results, records.manifest.value("units_planned", static_cast<std::size_t>(0))};
-  if (!gate.open() || !runs.has_all(arm_ids())) {
-    page.add_text(gate.not_evaluated("The protocol reads aggregate results only after every planned run completed.",
-                                     protocol.document.value("stopping_rule", std::string())));
-    return;
-  }
-  add_decision(protocol, runs, f, page);
+  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  add_decision(protocol, runs, outcomes, f, page);
 }
 
 }  // namespace k3lab::experiments::hybrid_attention

@@ -247,7 +247,8 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
     }
     const auto d = sim::mean_ci95(admitted_diff);
     decision.rows.push_back({mix.id, d.n, report::Cell(d.mean, 5), report::Cell(d.low, 5), report::Cell(d.high, 5),
-                             verdict_of(d), report::Cell(sim::mean_ci95(p99_diff).mean, 5),
+                             page.profile == "smoke" ? std::string("not evaluated (smoke)") : verdict_of(d),
+                             report::Cell(sim::mean_ci95(p99_diff).mean, 5),
                              report::Cell(sim::mean_ci95(moved).mean, 5), report::Cell(sim::mean_ci95(copy).mean, 5)});
   }
   decision.caption = "Arms compared: " + unified_id + " vs " + fixed_id +
@@ -255,7 +256,7 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
                      "mean paired difference. Supported: interval above zero, with compaction copies already charged "
                      "on the critical path; refuted: below zero; unresolved: contains zero. The seed's test case is "
                      "the mix that shifts from short to long requests. The padded-single-page reference arm enters no "
-                     "verdict.";
+                     "verdict. A smoke run reads no verdict.";
   page.add_table(std::move(decision));
 
   for (const auto& mix : params.mixes) {

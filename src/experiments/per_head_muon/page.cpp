@@ -5,6 +5,7 @@
 #include <map>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/report/svg.hpp"
@@ -90,26 +91,30 @@ std::map<std::string, report::Interval> add_comparisons(const Parameters& p, con
   return intervals;
 }
 
-void add_decision(const core::Protocol& protocol, const Parameters& p, const Runs& runs,
+void add_decision(const core::Protocol& protocol, const Parameters& p, const training::SeedTally& tally,
                   const std::map<std::string, report::Interval>& intervals, report::Page& page) {
-  const training::DecisionGate gate{runs.ended, arm_ids().size() * p.confirmatory_seeds.size()};
-  const auto& disp = intervals.at("update-norm dispersion");
-  const auto& vloss = intervals.at("validation loss");
-  const auto& step_time = intervals.at("optimizer step time");
-  const auto d = decide(disp, vloss, step_time.estimate, p.max_step_time_overhead);
   using training::effect_text;
   using training::yes_no;
   auto decision = training::decision_table("Predeclared decision rule (Per-Head Muon vs standard Muon, paired by seed)");
-  decision.rows.push_back({"(a) update-norm dispersion lower (reduction positive, interval excludes zero)?", effect_text(disp),
-                           yes_no(d.dispersion_lower)});
-  decision.rows.push_back({"(b) validation loss lower (difference negative, interval excludes zero)?", effect_text(vloss),
-                           yes_no(d.quality_better)});
-  decision.rows.push_back({"(b) end-task quality higher?", "not measured (no suite declared)", "not measured"});
-  decision.rows.push_back({"(c) step-time overhead at most " + report::format_significant(100 * p.max_step_time_overhead, 3) + "%?",
-                           effect_text(step_time), yes_no(d.cost_acceptable)});
-  training::add_failure_rows(decision, "confirmatory failures", arm_ids(), runs);
-  training::add_verdict_row(decision, gate, d.supported() ? "supported" : "not supported");
-  decision.caption = gate.not_final("confirmatory runs") + "AdamW is reported beside both in the confirmatory table. " +
+  std::string rule_verdict;
+  if (!intervals.empty()) {
+    const auto& disp = intervals.at("update-norm dispersion");
+    const auto& vloss = intervals.at("validation loss");
+    const auto& step_time = intervals.at("optimizer step time");
+    const auto d = decide(disp, vloss, step_time.estimate, p.max_step_time_overhead);
+    decision.rows.push_back({"(a) update-norm dispersion lower (reduction positive, interval excludes zero)?",
+                             effect_text(disp), yes_no(d.dispersion_lower)});
+    decision.rows.push_back({"(b) validation loss lower (difference negative, interval excludes zero)?", effect_text(vloss),
+                             yes_no(d.quality_better)});
+    decision.rows.push_back({"(b) end-task quality higher?", "not measured (no suite declared)", "not measured"});
+    decision.rows.push_back({"(c) step-time overhead at most " +
+                                 report::format_significant(100 * p.max_step_time_overhead, 3) + "%?",
+                             effect_text(step_time), yes_no(d.cost_acceptable)});
+    rule_verdict = d.supported() ? "supported" : "not supported";
+  }
+  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
+  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")});
+  decision.caption = "AdamW is reported beside both in the confirmatory table. " +
                      protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));
 }
@@ -134,17 +139,25 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   const auto terminal = records.terminal_records();
   add_selection_table(p, terminal, page);
 
-  const auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics, confirmatory, spec_arm);
+  const auto outcomes = training::classify_runs(terminal, arm_ids().size() * p.confirmatory_seeds.size(), arm_ids(),
+                                                confirmatory);
+  training::add_failure_rule(outcomes, page);
+  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics, confirmatory, spec_arm);
+  training::drop_excluded(runs, outcomes);
   if (runs.by_arm.empty()) {
     page.add_text("No confirmatory result yet: the per-arm and paired tables appear once a confirmatory unit has a result.");
     return;
   }
   add_confirmatory(runs, page);
 
-  const auto [treatment, control] = runs.pairs("per-head-muon", "muon");
-  if (training::too_few_pairs(control.size(), "confirmatory seeds with a result in both Muon arms", page)) return;
-  const auto intervals = add_comparisons(p, treatment, control, page);
-  add_decision(protocol, p, runs, intervals, page);
+  const auto tally = training::tally_seeds(outcomes, "per-head-muon", {"muon"});
+  const auto [treatment, control] = training::paired_runs(runs, tally, "muon");
+  std::map<std::string, report::Interval> intervals;
+  if (!training::too_few_pairs(control.size(), "confirmatory seeds with a result in both Muon arms", page)) {
+    intervals = add_comparisons(p, treatment, control, page);
+  }
+  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  add_decision(protocol, p, tally, intervals, page);
 }
 
 }  // namespace k3lab::experiments::per_head_muon

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/report/svg.hpp"
@@ -39,13 +40,13 @@ std::vector<double> present(const std::vector<UnitMetrics>& runs, const Extract&
   return v;
 }
 
-void add_per_arm(const Runs& runs, const Parameters& p, report::Page& page) {
+void add_per_arm(const Runs& runs, const training::RunOutcomes& outcomes, const Parameters& p, report::Page& page) {
   auto per_arm = training::arm_mean_table(
       "per-arm-results", "Per-arm results over the measured updates (mean over seeds, Student-t 95% interval)",
       arm_ids(), runs.by_arm, metrics(), true);
-  std::vector<report::Cell> failure_row = {"failures (NaN, OOM: outcomes of the arm)"};
+  std::vector<report::Cell> failure_row = {"failed runs (NaN, OOM, timeout: outcomes of the arm)"};
   for (const auto& arm : arm_ids()) {
-    failure_row.insert(failure_row.end(), {report::Cell(runs.failures_of(arm)), report::Cell(), report::Cell()});
+    failure_row.insert(failure_row.end(), {report::Cell(outcomes.failures_of(arm).size()), report::Cell(), report::Cell()});
   }
   per_arm.rows.push_back(std::move(failure_row));
   per_arm.caption = "Loads, dropped assignments and biases are logged every " + std::to_string(p.log_interval_updates) +
@@ -87,15 +88,17 @@ void add_charts(const Runs& runs, report::Page& page) {
   page.add_chart(std::move(dropped));
 }
 
-// The decision rule's intervals (against fixed-step-bias) and how many seeds they pair.
-struct DecisionInputs {
-  std::map<std::string, report::Interval> intervals;  // cv, oscillation, loss
-  std::size_t pairs = 0;
-};
+constexpr const char* kQuantileBalancing = "quantile-balancing";
+constexpr const char* kFixedStepBias = "fixed-step-bias";
 
-// Quantile Balancing against each arm; false when no arm pairs with it on two seeds.
-bool add_comparisons(const Runs& runs, const Parameters& p, DecisionInputs& decision, report::Page& page) {
-  const std::string qb = "quantile-balancing";
+// The decision rule's intervals (against fixed-step-bias, over the seeds both arms completed).
+using DecisionInputs = std::map<std::string, report::Interval>;  // cv, oscillation, loss
+
+// Quantile Balancing against each arm over the seeds both completed; false when no arm pairs with it
+// on two seeds.
+bool add_comparisons(const Runs& runs, const training::RunOutcomes& outcomes, const Parameters& p,
+                     DecisionInputs& decision, report::Page& page) {
+  const std::string qb = kQuantileBalancing;
   training::PairedComparisons paired("Quantile Balancing against each arm, paired by seed", {"baseline"}, p);
   struct Row {
     std::string metric, effect, key;  // key: the decision rule's name for it
@@ -104,8 +107,8 @@ bool add_comparisons(const Runs& runs, const Parameters& p, DecisionInputs& deci
   };
   const std::string difference = "difference QB - baseline";
   for (const auto& baseline : arm_ids()) {
-    if (baseline == qb || !runs.has(qb) || !runs.has(baseline)) continue;
-    const auto [t, b] = training::paired_by_seed(runs.by_arm.at(qb), runs.by_arm.at(baseline));
+    if (baseline == qb) continue;
+    const auto [t, b] = training::paired_runs(runs, training::tally_seeds(outcomes, qb, {baseline}), baseline);
     if (t.size() < 2) continue;
     std::vector<Row> rows = {
         {"expert_load_cv", difference, "cv", report::PairedEffect::Difference, metrics()[0].extract},
@@ -114,7 +117,7 @@ bool add_comparisons(const Runs& runs, const Parameters& p, DecisionInputs& deci
         {"final primary_training_loss", "relative change (QB - baseline) / baseline", "loss",
          report::PairedEffect::RelativeImprovementHigherBetter, metrics()[3].extract},
     };
-    if (baseline == "fixed-step-bias") {
+    if (baseline == kFixedStepBias) {
       rows.push_back({"bias oscillation: mean |change|", difference, "oscillation", report::PairedEffect::Difference,
                       metrics()[4].extract});
       rows.push_back({"bias oscillation: sign-flip fraction", difference, "", report::PairedEffect::Difference,
@@ -123,10 +126,7 @@ bool add_comparisons(const Runs& runs, const Parameters& p, DecisionInputs& deci
     for (const auto& row : rows) {
       const auto interval = paired.add({baseline}, row.metric, row.effect, row.kind, present(t, row.extract),
                                        present(b, row.extract));
-      if (baseline == "fixed-step-bias" && !row.key.empty()) {
-        decision.intervals[row.key] = interval;
-        decision.pairs = t.size();
-      }
+      if (baseline == kFixedStepBias && !row.key.empty()) decision[row.key] = interval;
     }
   }
   if (paired.empty()) return false;
@@ -134,29 +134,29 @@ bool add_comparisons(const Runs& runs, const Parameters& p, DecisionInputs& deci
   return true;
 }
 
-void add_decision(const core::Protocol& protocol, const Parameters& p, const DecisionInputs& inputs,
-                  const training::DecisionGate& gate, report::Page& page) {
+void add_decision(const core::Protocol& protocol, const Parameters& p, const DecisionInputs& intervals,
+                  const training::SeedTally& tally, report::Page& page) {
   auto decision = training::decision_table("Predeclared decision rule: Quantile Balancing against fixed-step-bias, paired by seed");
-  if (inputs.intervals.size() != 3) {
-    decision.rows.push_back({"verdict", "", "not available: fewer than two seeds with both arms"});
-    page.add_table(std::move(decision));
-    return;
+  std::string rule_verdict;
+  if (tally.enough_pairs() && intervals.size() == 3) {
+    using training::effect_text;
+    using training::yes_no;
+    const auto& cv_i = intervals.at("cv");
+    const auto& osc_i = intervals.at("oscillation");
+    const auto& loss_i = intervals.at("loss");
+    const auto d = decide(cv_i, osc_i, loss_i, p.max_relative_loss_increase);
+    decision.rows.push_back({"(a) mean expert-load CV lower (difference negative, interval excludes zero)?",
+                             effect_text(cv_i), yes_no(d.cv_lower)});
+    decision.rows.push_back({"(b) bias oscillation (mean |change|) lower (difference negative, interval excludes zero)?",
+                             effect_text(osc_i), yes_no(d.oscillation_lower)});
+    decision.rows.push_back({"(c) upper end of the relative final-loss change <= +" +
+                                 report::format_significant(100 * p.max_relative_loss_increase, 3) + "%?",
+                             effect_text(loss_i), yes_no(d.loss_within_budget)});
+    rule_verdict = d.supported() ? "supported" : "not supported";
   }
-  using training::effect_text;
-  using training::yes_no;
-  const auto& cv_i = inputs.intervals.at("cv");
-  const auto& osc_i = inputs.intervals.at("oscillation");
-  const auto& loss_i = inputs.intervals.at("loss");
-  const auto d = decide(cv_i, osc_i, loss_i, p.max_relative_loss_increase);
-  decision.rows.push_back({"(a) mean expert-load CV lower (difference negative, interval excludes zero)?", effect_text(cv_i),
-                           yes_no(d.cv_lower)});
-  decision.rows.push_back({"(b) bias oscillation (mean |change|) lower (difference negative, interval excludes zero)?",
-                           effect_text(osc_i), yes_no(d.oscillation_lower)});
-  decision.rows.push_back({"(c) upper end of the relative final-loss change <= +" +
-                               report::format_significant(100 * p.max_relative_loss_increase, 3) + "%?",
-                           effect_text(loss_i), yes_no(d.loss_within_budget)});
-  training::add_verdict_row(decision, gate, d.supported() ? "supported" : "not supported");
-  decision.caption = gate.not_final() + "Pairs: " + std::to_string(inputs.pairs) + " seeds. " +
+  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
+  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")});
+  decision.caption = "Pairs: " + std::to_string(tally.paired.size()) + " seeds. " +
                      protocol.document.value("decision_rule", std::string());
   page.add_table(std::move(decision));
 }
@@ -164,21 +164,25 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const Dec
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto runs = training::group_by_arm<UnitMetrics>(records.terminal_records(), unit_metrics);
+  const auto terminal = records.terminal_records();
+  const auto outcomes = training::classify_runs(
+      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
+  training::add_failure_rule(outcomes, page);
+  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
+  training::drop_excluded(runs, outcomes);
   if (runs.by_arm.empty()) {
     page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
     return;
   }
   const auto p = parse_parameters(records.manifest.at("parameters"));
-  add_per_arm(runs, p, page);
+  add_per_arm(runs, outcomes, p, page);
   add_charts(runs, page);
   DecisionInputs decision;
-  if (!add_comparisons(runs, p, decision, page)) {
+  if (!add_comparisons(runs, outcomes, p, decision, page)) {
     page.add_text("Paired comparisons need at least two seeds with a result in quantile-balancing and another arm.");
-    return;
   }
-  const training::DecisionGate gate{runs.ended, records.manifest.value("units_planned", static_cast<std::size_t>(0))};
-  add_decision(protocol, p, decision, gate, page);
+  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  add_decision(protocol, p, decision, training::tally_seeds(outcomes, kQuantileBalancing, {kFixedStepBias}), page);
 }
 
 }  // namespace k3lab::experiments::router_balance

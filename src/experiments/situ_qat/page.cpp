@@ -4,6 +4,7 @@
 #include <map>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
 #include "k3lab/report/svg.hpp"
@@ -107,28 +108,31 @@ std::map<std::string, report::Interval> add_comparisons(const Parameters& p, con
   return intervals;
 }
 
-void add_decision(const core::Protocol& protocol, const Runs& runs, std::size_t pairs,
-                  const std::map<std::string, report::Interval>& intervals, const training::DecisionGate& gate,
-                  report::Page& page) {
-  const auto& tail_i = intervals.at("hidden product p99.9");
-  const auto& error_i = intervals.at("quantization error: FFN output");
-  const auto& loss_i = intervals.at("validation loss");
-  const auto d = decide(tail_i, error_i, loss_i);
+void add_decision(const core::Protocol& protocol, const training::SeedTally& tally,
+                  const std::map<std::string, report::Interval>& intervals, report::Page& page) {
   using training::effect_text;
   using training::yes_no;
   auto decision = training::decision_table("Predeclared decision rule (paired by seed, at the budget)");
-  decision.rows.push_back({"hidden product p99.9 reduced (positive, interval excludes zero)?", effect_text(tail_i),
-                           yes_no(positive_beyond_zero(tail_i))});
-  decision.rows.push_back({"FFN-output quantization error reduced (positive, interval excludes zero)?", effect_text(error_i),
-                           yes_no(positive_beyond_zero(error_i))});
-  decision.rows.push_back({"tails reduced (both of the above)?", "", yes_no(d.tails_reduced)});
-  decision.rows.push_back({"quality lost (validation-loss difference positive, interval excludes zero)?", effect_text(loss_i),
-                           yes_no(d.quality_lost)});
-  decision.rows.push_back({"loss spikes (reported beside the rule)", effect_text(intervals.at("loss spikes")), ""});
-  decision.rows.push_back({"saturation time (reported beside the rule)", effect_text(intervals.at("saturation time")), ""});
-  training::add_failure_rows(decision, "numerical failures", arm_ids(), runs);
-  training::add_verdict_row(decision, gate, to_string(d.verdict));
-  decision.caption = gate.not_final() + "Pairs: " + std::to_string(pairs) + " seeds with a result in both arms. "
+  std::string rule_verdict;
+  if (!intervals.empty()) {
+    const auto& tail_i = intervals.at("hidden product p99.9");
+    const auto& error_i = intervals.at("quantization error: FFN output");
+    const auto& loss_i = intervals.at("validation loss");
+    const auto d = decide(tail_i, error_i, loss_i);
+    decision.rows.push_back({"hidden product p99.9 reduced (positive, interval excludes zero)?", effect_text(tail_i),
+                             yes_no(positive_beyond_zero(tail_i))});
+    decision.rows.push_back({"FFN-output quantization error reduced (positive, interval excludes zero)?",
+                             effect_text(error_i), yes_no(positive_beyond_zero(error_i))});
+    decision.rows.push_back({"tails reduced (both of the above)?", "", yes_no(d.tails_reduced)});
+    decision.rows.push_back({"quality lost (validation-loss difference positive, interval excludes zero)?",
+                             effect_text(loss_i), yes_no(d.quality_lost)});
+    decision.rows.push_back({"loss spikes (reported beside the rule)", effect_text(intervals.at("loss spikes")), ""});
+    decision.rows.push_back({"saturation time (reported beside the rule)", effect_text(intervals.at("saturation time")), ""});
+    rule_verdict = to_string(d.verdict);
+  }
+  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
+  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, to_string(Verdict::NotSupported))});
+  decision.caption = "Pairs: " + std::to_string(tally.paired.size()) + " seeds with a result in both arms. "
                      "k3lab reads the rule's \"activation p99.9\" as the hidden product's (the tensor SiTU-GLU bounds) "
                      "and its \"quantization error\" as the FFN output's; the other tensors are in the paired table. " +
                      protocol.document.value("decision_rule", std::string());
@@ -138,10 +142,15 @@ void add_decision(const core::Protocol& protocol, const Runs& runs, std::size_t 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto runs = training::group_by_arm<UnitMetrics>(records.terminal_records(), unit_metrics);
+  const auto terminal = records.terminal_records();
+  const auto outcomes = training::classify_runs(
+      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
+  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
+  training::drop_excluded(runs, outcomes);
   page.add_text("Downstream task quality: **not measured**. The protocol's metric is \"accuracy on the predeclared "
                 "downstream suite\", but experiments/situ-qat.json declares no suite; k3lab does not invent one after "
                 "the freeze. Validation loss is the only quality measure on this page.");
+  training::add_failure_rule(outcomes, page);
   if (runs.by_arm.empty()) {
     page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
     return;
@@ -157,12 +166,14 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   page.add_table(std::move(per_arm));
   add_charts(runs, page);
 
-  const auto [treatment, control] = runs.pairs("situ-glu", "swiglu");
-  if (training::too_few_pairs(control.size(), "seeds with a result in both arms", page)) return;
-  const auto p = parse_parameters(records.manifest.at("parameters"));
-  const auto intervals = add_comparisons(p, treatment, control, page);
-  const training::DecisionGate gate{runs.ended, records.manifest.value("units_planned", static_cast<std::size_t>(0))};
-  add_decision(protocol, runs, control.size(), intervals, gate, page);
+  const auto tally = training::tally_seeds(outcomes, "situ-glu", {"swiglu"});
+  const auto [treatment, control] = training::paired_runs(runs, tally, "swiglu");
+  std::map<std::string, report::Interval> intervals;
+  if (!training::too_few_pairs(control.size(), "seeds with a result in both arms", page)) {
+    intervals = add_comparisons(parse_parameters(records.manifest.at("parameters")), treatment, control, page);
+  }
+  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  add_decision(protocol, tally, intervals, page);
 }
 
 }  // namespace k3lab::experiments::situ_qat

@@ -109,8 +109,4 @@ report::Table decision_table(std::string title) {
   return table;
 }
 
-void add_verdict_row(report::Table& decision, const DecisionGate& gate, const std::string& verdict) {
-  decision.rows.push_back({"verdict", "", gate.open() ? verdict : std::string("not final")});
-}
-
 }  // namespace k3lab::experiments::training

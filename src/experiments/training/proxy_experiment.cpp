@@ -17,6 +17,11 @@ WindowVerdict proxy_window_verdict(const std::vector<nlohmann::json>& terminal_r
   return {};
 }
 
+void set_smoke_transfer_limit(const std::string& experiment_id, const RunScale& smoke, const RunScale& full,
+                              report::Page& page) {
+  page.can_say = {smoke_can_say(experiment_id, smoke, full)};
+}
+
 void add_records_table(const core::Protocol& protocol, const RunRecords& records,
                        const std::optional<std::vector<Unit>>& planned, const RecordsByGroupTable& table,
                        bool intro, report::Page& page) {

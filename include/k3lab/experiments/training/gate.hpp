@@ -1,21 +1,25 @@
 #pragma once
-// "The decision waits for every run": a proxy experiment reads its predeclared decision rule only once
-// every planned run has ended (a verdict may be shown, marked not final, before that) or, for rules
-// over valid results, once every planned run is a valid result.
+// Whether a proxy experiment's page may read its decision rule: only once every planned run has a
+// terminal record (failure_rule.hpp), and never on the smoke profile, whose toy sizes are no evidence
+// about the hypothesis. Until then every table and chart after the records table is labelled
+// "partial: k of n runs".
 #include <cstddef>
-#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "k3lab/experiments/training/failure_rule.hpp"
+#include "k3lab/report/page.hpp"
 
 namespace k3lab::experiments::training {
 
-struct DecisionGate {
-  std::size_t counted = 0;  // runs that count toward the rule: ended, or valid results
-  std::size_t planned = 0;  // from the frozen plan; 0 when unknown
+// The manifest's profile is "smoke".
+bool smoke_profile(const nlohmann::json& manifest);
 
-  bool open() const { return planned > 0 && counted >= planned; }
-  // "Not final: <counted> of <planned> <runs> have ended. ", or "" once open.
-  std::string not_final(const std::string& runs = "planned runs") const;
-  // "Decision rule not evaluated: <counted> of <planned> planned runs are valid results. <why> <stopping_rule>"
-  std::string not_evaluated(const std::string& why, const std::string& stopping_rule) const;
-};
+// True when the decision may be shown; otherwise adds why it is not evaluated and returns false.
+bool decision_readable(const RunOutcomes& outcomes, const nlohmann::json& manifest, report::Page& page);
+
+// Appends " (partial: <ended> of <planned> runs)" to the title of every table and chart from
+// `first_block` on, unless every planned run has ended.
+void label_partial(report::Page& page, std::size_t first_block, std::size_t ended, std::size_t planned);
 
 }  // namespace k3lab::experiments::training

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
-#include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 #include "k3lab/report/page.hpp"
 #include "k3lab/report/stats.hpp"
@@ -173,18 +172,5 @@ bool too_few_pairs(std::size_t pairs, const std::string& what, report::Page& pag
 
 // The decision table: "question", "paired effect [interval]", "answer".
 report::Table decision_table(std::string title);
-
-// Rows "<what> of <arm> (outcomes of the arm, not in the pairs)" with each arm's failure count.
-template <class M>
-void add_failure_rows(report::Table& decision, const std::string& what, const std::vector<std::string>& arms,
-                      const ArmRuns<M>& runs) {
-  for (const auto& arm : arms) {
-    decision.rows.push_back({what + " of " + arm + " (outcomes of the arm, not in the pairs)",
-                             std::to_string(runs.failures_of(arm)), ""});
-  }
-}
-
-// The last row: the verdict once the gate is open, else "not final".
-void add_verdict_row(report::Table& decision, const DecisionGate& gate, const std::string& verdict);
 
 }  // namespace k3lab::experiments::training

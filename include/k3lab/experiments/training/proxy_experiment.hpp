@@ -2,7 +2,9 @@
 // One proxy-training experiment: the Experiment a module gets by describing only what is its own
 // (parameters, arms and units, plan facts, how one unit trains, its results and decision rule). The
 // rest is the same for all five: arm checks, the dataset preflight, the window rule for a vanished
-// dataset, data-parallel training and the page's first table (terminal records against the plan).
+// dataset, data-parallel training, the page's first table (terminal records against the plan), the
+// "partial" label on everything after it until every planned run has ended, and a smoke page's
+// transfer limit from the run's real sizes.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,8 +16,10 @@
 
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/training/design.hpp"
+#include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 #include "k3lab/experiments/training/records_by_group.hpp"
+#include "k3lab/experiments/training/smoke_scale.hpp"
 #include "k3lab/experiments/training/training_unit.hpp"
 
 namespace k3lab::experiments::training {
@@ -44,6 +48,11 @@ struct ProxyModule {
 // the first invalid record with one of `stop_on_invalid`'s reasons (its detail says why).
 WindowVerdict proxy_window_verdict(const std::vector<nlohmann::json>& terminal_records,
                                    const std::vector<std::string>& stop_on_invalid);
+
+// A smoke page's can-say: one line from the run's real sizes beside the full profile's (the report
+// builder already set the smoke cannot-say line).
+void set_smoke_transfer_limit(const std::string& experiment_id, const RunScale& smoke, const RunScale& full,
+                              report::Page& page);
 
 // The first table of the page, against the plan when the manifest holds parameters.
 void add_records_table(const core::Protocol& protocol, const RunRecords& records,
@@ -89,11 +98,28 @@ class ProxyExperiment final : public Experiment {
   void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override {
     std::optional<std::vector<Unit>> planned;
     if (records.manifest.contains("parameters")) planned = m_.units(m_.parameters->parse(records.manifest.at("parameters")));
+    const auto terminal = records.terminal_records();
+    if (planned && smoke_profile(records.manifest) && protocol.document.value("profiles", nlohmann::json::object()).contains("full")) {
+      set_smoke_scale(protocol, *planned, terminal, records, page);
+    }
     add_records_table(protocol, records, planned, m_.records, m_.records_intro, page);
+    const std::size_t first_result = page.blocks.size();
     m_.results(protocol, records, page);
+    const std::size_t planned_runs =
+        planned ? planned->size() : records.manifest.value("units_planned", static_cast<std::size_t>(0));
+    label_partial(page, first_result, terminal.size(), planned_runs);
   }
 
  private:
+  void set_smoke_scale(const core::Protocol& protocol, const std::vector<Unit>& planned,
+                       const std::vector<nlohmann::json>& terminal, const RunRecords& records, report::Page& page) const {
+    const auto smoke = m_.parameters->parse(records.manifest.at("parameters"));
+    const auto full = m_.parameters->parse(protocol.parameters_for("full"));
+    const auto full_units = m_.units(full);
+    set_smoke_transfer_limit(id(), run_scale(m_.plan(smoke, planned), planned, terminal),
+                             run_scale(m_.plan(full, full_units), full_units), page);
+  }
+
   ProxyModule<P> m_;
 };
 

@@ -1,0 +1,40 @@
+// The failure rule on the situ-qat page (docs/verdicts.md), tried against the committed smoke run
+// with one terminal record changed at a time: a failed situ-glu run is no claim, a failed swiglu run
+// counts against swiglu, an open run leaves no verdict and labels the tables partial, the same failure
+// in every arm excludes the seed with its reason, and a smoke page gives no verdict and its own sizes.
+#include "../training/failure_rule_cases.hpp"
+#include "situ_qat/units.hpp"
+
+namespace k3lab::experiments::situ_qat {
+namespace {
+
+namespace cases = failure_rule_cases;
+
+const cases::Case& rule_case() {
+  static const auto experiment = make_experiment();
+  static const cases::Case c{*experiment, "situ-qat", "situ-glu", "swiglu", {"swiglu", "situ-glu"}, 6101, "not supported"};
+  return c;
+}
+
+TEST(SituQatFailureRule, TheUnchangedRunReadsItsDecision) { cases::unchanged_run_reads_its_decision(rule_case()); }
+
+TEST(SituQatFailureRule, ANanSeedInTheTreatmentIsNoClaim) { cases::treatment_nan_is_no_claim(rule_case()); }
+
+TEST(SituQatFailureRule, AControlFailureCountsAgainstTheControl) {
+  cases::control_failure_counts_against_the_control(rule_case());
+}
+
+TEST(SituQatFailureRule, AnOpenRunLeavesNoVerdictAndLabelsEveryTablePartial) {
+  cases::incomplete_set_has_no_verdict_and_partial_labels(rule_case());
+}
+
+TEST(SituQatFailureRule, TheSameFailureInEveryArmExcludesTheSeedWithItsReason) {
+  cases::identical_failure_in_every_arm_is_excluded(rule_case());
+}
+
+TEST(SituQatFailureRule, ASmokePageHasNoVerdictAndStatesItsOwnSizes) {
+  cases::smoke_page_states_its_real_sizes_without_a_verdict(rule_case());
+}
+
+}  // namespace
+}  // namespace k3lab::experiments::situ_qat
