@@ -32,7 +32,11 @@ void register_report(CLI::App& app, Context& ctx) {
       std::cerr << "report: " << outcome.damaged.size() << " run dir(s) could not be rendered (listed above and on the "
                 << "index); every other run was rendered\n";
     }
-    ctx.exit_code = outcome.damaged.empty() ? experiments::kExitOk : experiments::kExitError;
+    for (const auto& bad : outcome.ledger_errors) {
+      std::cerr << "report: " << bad.run_dir.string() << ": " << bad.error << "\n";
+    }
+    ctx.exit_code = outcome.damaged.empty() && outcome.ledger_errors.empty() ? experiments::kExitOk
+                                                                             : experiments::kExitError;
   });
 }
 

@@ -244,8 +244,13 @@ std::vector<std::string> task_run_arguments(const experiments::RunRequest& reque
     args.push_back("--set");
     args.push_back(s);
   }
+  // Every execution option `k3lab run` can record, with the flag that sets it again in the task.
   static const std::map<std::string, std::string> flags = {
-      {"base_url", "--base-url"}, {"threads", "--threads"}, {"device", "--device"}, {"data_dir", "--data-dir"}};
+      {"base_url", "--base-url"},           {"served_model", "--served-model"},
+      {"connect_timeout_s", "--connect-timeout"}, {"stall_timeout_s", "--stall-timeout"},
+      {"call_timeout_s", "--call-timeout"}, {"requests_per_minute", "--requests-per-minute"},
+      {"tokens_per_minute", "--tokens-per-minute"}, {"threads", "--threads"},
+      {"device", "--device"},               {"data_dir", "--data-dir"}};
   for (auto it = request.options.begin(); it != request.options.end(); ++it) {
     const auto flag = flags.find(it.key());
     if (flag == flags.end()) {

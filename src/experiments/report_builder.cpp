@@ -95,6 +95,17 @@ void set_smoke_transfer_limit(const core::Protocol& protocol, const nlohmann::js
                      "code, they are not evidence (the protocol's transfer limits apply to full-profile runs)."};
 }
 
+// Two terminal records for one unit mean two processes ran it; which stands is for a person to decide,
+// so the page says so at the top and lists each in its failure log (never one picked silently).
+void flag_duplicates(const core::LedgerContents& ledger, report::Page& page) {
+  const auto duplicates = core::describe_duplicates(core::duplicate_terminal_records(ledger));
+  if (duplicates.empty()) return;
+  for (const auto& line : duplicates) page.failures.push_back({"(ledger)", "duplicate", "two terminal records", line});
+  page.status = std::string(kLedgerErrorStatus) + ": " + std::to_string(duplicates.size()) +
+                " unit(s) with more than one terminal record (see the failure log; move the wrong line out of the "
+                "ledger); " + page.status;
+}
+
 }  // namespace
 
 report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
@@ -150,6 +161,7 @@ report::Page build_page(const std::filesystem::path& run_dir, const std::filesys
   } else {
     page.status = "INCOMPLETE: " + tally + "; resume with `k3lab run " + id + " --profile " + page.profile + "`";
   }
+  flag_duplicates(records.ledger, page);
   experiment->summarise(protocol, records, page);
   return page;
 }
@@ -181,6 +193,7 @@ ReportOutcome build_reports(const std::filesystem::path& runs_root, const std::f
         add_damaged(outcome, {id, latest->path, e.what()}, profile, runs_root, out_root);
         continue;
       }
+      if (page->status.rfind(kLedgerErrorStatus, 0) == 0) outcome.ledger_errors.push_back({id, latest->path, page->status});
       const auto folder = report::render_page(*page, out_root);
       outcome.entries.push_back({page->experiment_id, page->title, page->evidence_class, page->profile, page->status,
                                  page->frozen, std::filesystem::relative(folder, out_root).string(), page->labels});

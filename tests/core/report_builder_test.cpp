@@ -112,6 +112,27 @@ TEST(ReportBuilder, OneDamagedRunDirDoesNotStopTheOthers) {
   EXPECT_FALSE(std::filesystem::exists(dir / "report-alone/damaged"));
 }
 
+// Two processes wrote a terminal record for u1 (before leases): the page is still rendered, says
+// LEDGER ERROR at the top, lists both records in its failure log, and the outcome makes `report` fail.
+TEST(ReportBuilder, DuplicateTerminalRecordsAreShownLoudlyNotPickedFrom) {
+  TempDir dir;
+  const auto runs = dir / "runs";
+  const auto run = make_run(runs, complete_manifest(minimal_protocol("memory-pool"), "full", 2),
+                            {kPlan, kResult, {{"kind", "failure"}, {"unit", "u1"}, {"reason", "exception"}},
+                             {{"kind", "result"}, {"unit", "u2"}}});
+  const auto page = experiments::build_page(run, runs, catalog());
+  EXPECT_EQ(page.status.rfind(experiments::kLedgerErrorStatus, 0), 0u) << page.status;
+  std::size_t duplicate_entries = 0;
+  for (const auto& f : page.failures) duplicate_entries += f.kind == "duplicate" ? 1 : 0;
+  EXPECT_EQ(duplicate_entries, 1u);
+  const auto outcome = experiments::build_reports(runs, dir / "report", catalog());
+  ASSERT_EQ(outcome.ledger_errors.size(), 1u);
+  EXPECT_EQ(outcome.ledger_errors[0].run_dir, run);
+  EXPECT_TRUE(outcome.damaged.empty());
+  ASSERT_EQ(outcome.entries.size(), 1u);
+  EXPECT_EQ(outcome.entries[0].status.rfind(experiments::kLedgerErrorStatus, 0), 0u);
+}
+
 TEST(ReportBuilder, NotesOfRepairedRunDirsDisappear) {
   TempDir dir;
   const auto runs = dir / "runs";

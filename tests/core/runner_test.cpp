@@ -184,9 +184,12 @@ TEST(Runner, FailuresAreRecordedAndWindowRuleStops) {
     }
   }
   EXPECT_TRUE(saw_failure);
-  // A stopped window is final: running again does not continue it.
+  // A stopped window is final: running again does not continue it, and says so with the window-rule
+  // exit code (not 0, which a script would read as done).
   auto again = experiments::run_experiment(h.request());
   EXPECT_TRUE(again.already_complete);
+  EXPECT_EQ(again.exit_code, experiments::kExitWindowStopped) << again.message;
+  EXPECT_NE(again.message.find("--fresh"), std::string::npos) << again.message;
 }
 
 TEST(Runner, SetOverridesNeedUnfrozenAndKnownKeys) {

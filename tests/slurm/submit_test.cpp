@@ -469,6 +469,11 @@ TEST(SlurmSubmit, TasksRepeatTheDesignArgumentsOfTheSubmission) {
   const std::vector<std::string> expected = {"--unfrozen", "--set", "seed=9", "--base-url", "http://127.0.0.1:8080/v1",
                                              "--device", "cpu", "--threads", "4"};
   EXPECT_EQ(exec::task_run_arguments(r), expected);
+  // The API experiments' run options reach the tasks too (a served name and the transport limits).
+  r.options = {{"served_model", "kimi-k3-served"}, {"stall_timeout_s", 120}, {"requests_per_minute", 30}};
+  const std::vector<std::string> api = {"--unfrozen", "--set", "seed=9", "--requests-per-minute", "30",
+                                        "--served-model", "kimi-k3-served", "--stall-timeout", "120"};
+  EXPECT_EQ(exec::task_run_arguments(r), api);
   r.options["colour"] = "red";
   EXPECT_THROW(exec::task_run_arguments(r), std::invalid_argument);
 }

@@ -24,7 +24,13 @@ struct DamagedRun {
 struct ReportOutcome {
   std::vector<report::IndexEntry> entries;  // every index entry, the damaged runs' included
   std::vector<DamagedRun> damaged;
+  // Rendered runs whose ledger holds more than one terminal record for a unit: the page shows them in its
+  // failure log under a LEDGER ERROR status, and `report` exits non-zero (a person must decide).
+  std::vector<DamagedRun> ledger_errors;
 };
+
+// The status prefix of a page whose ledger has duplicate terminal records.
+inline constexpr const char* kLedgerErrorStatus = "LEDGER ERROR";
 
 // Renders the latest run of every experiment and profile under runs_root into out_root, plus the index.
 // A run dir that cannot be rendered does not stop the others: it gets an index entry with its error
