@@ -351,6 +351,54 @@ struct AttemptSetup {
   bool stream;
 };
 
+// A 2xx answer: the streamed response from the decoder, or a non-streamed body (also when the server
+// ignored "stream": true), into `out`; an error inside either becomes out's class and message.
+void decode_success(Transfer& t, long status, AttemptOutcome& out) {
+  if (t.use_decoder) {
+    const bool clean_end = t.decoder->finish();
+    const auto& acc = t.decoder->accumulator();
+    if (acc.error()) {
+      out.error_class = classify_stream_error(acc.error()->type, acc.error()->message);
+      out.message = "error inside stream: " + acc.error()->type + ": " + acc.error()->message;
+      return;
+    }
+    out.response = acc.response();
+    if (out.response.finish_reason.empty()) {
+      out.error_class = ErrorClass::transport;
+      out.message = std::string("stream ended before a finish_reason") + (acc.done() ? "" : " and without [DONE]") +
+                    (clean_end ? "" : " (cut inside an event)");
+      out.response = ChatResponse{};
+    }
+    return;
+  }
+  // A non-streamed body (also when the server ignored "stream": true).
+  const auto json = nlohmann::json::parse(t.body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    out.error_class = ErrorClass::server;
+    out.message = "response body is not JSON (" + std::to_string(t.body.size()) + " bytes)";
+    return;
+  }
+  if (json.is_object() && json.contains("error") && !json["error"].is_null()) {
+    const auto& err = json["error"];
+    // Fields of the wrong type read as absent (a server's error body is untrusted input).
+    auto text_at = [&err](const char* key) {
+      const auto it = err.is_object() ? err.find(key) : err.end();
+      return it != err.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string type = text_at("type");
+    const std::string msg = err.is_object() ? text_at("message") : err.dump();
+    out.error_class = classify_stream_error(type, msg);
+    out.message = "error body with HTTP " + std::to_string(status) + ": " + msg;
+    return;
+  }
+  try {
+    out.response = parse_chat_completion(json);
+  } catch (const std::exception& e) {
+    out.error_class = ErrorClass::server;
+    out.message = std::string("malformed completion body: ") + e.what();
+  }
+}
+
 AttemptOutcome perform_attempt(const AttemptSetup& s) {
   AttemptOutcome out;
   std::unique_ptr<CURL, EasyDeleter> handle(curl_easy_init());
@@ -435,49 +483,7 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
     out.retry_after = parse_retry_after(out.headers, s.clock->utc_now());
     return out;
   }
-  if (t.use_decoder) {
-    const bool clean_end = t.decoder->finish();
-    const auto& acc = t.decoder->accumulator();
-    if (acc.error()) {
-      out.error_class = classify_stream_error(acc.error()->type, acc.error()->message);
-      out.message = "error inside stream: " + acc.error()->type + ": " + acc.error()->message;
-      return out;
-    }
-    out.response = acc.response();
-    if (out.response.finish_reason.empty()) {
-      out.error_class = ErrorClass::transport;
-      out.message = std::string("stream ended before a finish_reason") + (acc.done() ? "" : " and without [DONE]") +
-                    (clean_end ? "" : " (cut inside an event)");
-      out.response = ChatResponse{};
-    }
-    return out;
-  }
-  // A non-streamed body (also when the server ignored "stream": true).
-  const auto json = nlohmann::json::parse(t.body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    out.error_class = ErrorClass::server;
-    out.message = "response body is not JSON (" + std::to_string(t.body.size()) + " bytes)";
-    return out;
-  }
-  if (json.is_object() && json.contains("error") && !json["error"].is_null()) {
-    const auto& err = json["error"];
-    // Fields of the wrong type read as absent (a server's error body is untrusted input).
-    auto text_at = [&err](const char* key) {
-      const auto it = err.is_object() ? err.find(key) : err.end();
-      return it != err.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    const std::string type = text_at("type");
-    const std::string msg = err.is_object() ? text_at("message") : err.dump();
-    out.error_class = classify_stream_error(type, msg);
-    out.message = "error body with HTTP " + std::to_string(status) + ": " + msg;
-    return out;
-  }
-  try {
-    out.response = parse_chat_completion(json);
-  } catch (const std::exception& e) {
-    out.error_class = ErrorClass::server;
-    out.message = std::string("malformed completion body: ") + e.what();
-  }
+  decode_success(t, status, out);
   return out;
 }
 

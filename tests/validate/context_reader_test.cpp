@@ -8,7 +8,7 @@
 namespace k3lab::validate {
 namespace {
 
-FixtureRequest request_for(FixtureFamily family, int index, std::size_t target, std::string prefix = "reader") {
+FixtureRequest reader_request(FixtureFamily family, int index, std::size_t target, std::string prefix = "reader") {
   FixtureRequest request;
   request.seed = 77;
   request.family = family;
@@ -36,7 +36,7 @@ TEST(ContextReader, PerfectReaderSolvesEveryFixtureWithFullCoverage) {
   for (FixtureFamily family : kFixtureFamilies) {
     for (int index = 0; index < kFixturesPerFamily; ++index) {
       SCOPED_TRACE(fixture_id(family, index));
-      const ContextFixture f = generate_context_fixture(request_for(family, index, 8192));
+      const ContextFixture f = generate_context_fixture(reader_request(family, index, 8192));
       const ReaderReply reply = read_fixture_prompt(f.prompt, perfect_reader());
       EXPECT_TRUE(reply.understood);
       EXPECT_FALSE(reply.recall_failed);
@@ -54,7 +54,7 @@ TEST(ContextReader, FailingReaderTakesACompetitorAndFailsTheValidator) {
   for (FixtureFamily family : kFixtureFamilies) {
     for (int index = 0; index < kFixturesPerFamily; ++index) {
       SCOPED_TRACE(fixture_id(family, index));
-      const ContextFixture f = generate_context_fixture(request_for(family, index, 8192));
+      const ContextFixture f = generate_context_fixture(reader_request(family, index, 8192));
       const ReaderReply reply = read_fixture_prompt(f.prompt, always_failing_reader());
       EXPECT_TRUE(reply.recall_failed);
       const ContextVerdict verdict = validate_context_answer(f, reply.text);
@@ -80,7 +80,7 @@ TEST(ContextReader, EveryRequiredSectionIsNecessary) {
   // evidence really is required.
   for (FixtureFamily family : kFixtureFamilies) {
     for (int index : {0, 3, 7}) {
-      const ContextFixture f = generate_context_fixture(request_for(family, index, 8192));
+      const ContextFixture f = generate_context_fixture(reader_request(family, index, 8192));
       for (const auto& p : f.placements) {
         if (!p.required) continue;
         SCOPED_TRACE(fixture_id(family, index) + " without " + p.evidence_id);
@@ -94,7 +94,7 @@ TEST(ContextReader, EveryRequiredSectionIsNecessary) {
 }
 
 TEST(ContextReader, ReadsThePromptNotTheGroundTruth) {
-  const ContextFixture f = generate_context_fixture(request_for(FixtureFamily::single_retrieval, 3, 8192));
+  const ContextFixture f = generate_context_fixture(reader_request(FixtureFamily::single_retrieval, 3, 8192));
   std::string edited = f.prompt;
   const std::size_t at = edited.find(f.placements.front().text);
   const std::string old_sentence = f.placements.front().text;
@@ -147,7 +147,7 @@ TEST(ContextReader, RecallDropsAsEvidenceMovesApart) {
     double expected = 0;
     for (int r = 0; r < repetitions; ++r) {
       const ContextFixture f =
-          generate_context_fixture(request_for(FixtureFamily::single_retrieval, index, 8192, "cold-" + std::to_string(r)));
+          generate_context_fixture(reader_request(FixtureFamily::single_retrieval, index, 8192, "cold-" + std::to_string(r)));
       const ReaderReply reply = read_fixture_prompt(f.prompt, config);
       failures += reply.recall_failed ? 1 : 0;
       expected += reply.failure_probability;
@@ -164,7 +164,7 @@ TEST(ContextReader, RecallDropsAsEvidenceMovesApart) {
 }
 
 TEST(ContextReader, SamePromptSameReply) {
-  const ContextFixture f = generate_context_fixture(request_for(FixtureFamily::order_state, 6, 8192));
+  const ContextFixture f = generate_context_fixture(reader_request(FixtureFamily::order_state, 6, 8192));
   ReaderConfig config;
   config.max_failure = 0.5;
   EXPECT_EQ(read_fixture_prompt(f.prompt, config).text, read_fixture_prompt(f.prompt, config).text);
