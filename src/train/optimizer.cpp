@@ -20,11 +20,15 @@ double number(const nlohmann::json& j, const char* key, double fallback) {
 }  // namespace
 
 DecayRule::DecayRule(torch::nn::Module& model) {
-  for (const auto& module : model.modules(/*include_self=*/true)) {
-    if (const auto* marked = dynamic_cast<const models::UndecayedMatrices*>(module.get())) {
+  auto collect = [this](const torch::nn::Module& module) {
+    if (const auto* marked = dynamic_cast<const models::UndecayedMatrices*>(&module)) {
       for (const auto& t : marked->undecayed_matrices()) exempt_.insert(t.unsafeGetTensorImpl());
     }
-  }
+  };
+  // The model itself is looked at directly: modules(include_self) needs it to live in a shared_ptr,
+  // which a task's model need not.
+  collect(model);
+  for (const auto& child : model.modules(/*include_self=*/false)) collect(*child);
 }
 
 bool DecayRule::decays(const torch::Tensor& parameter) const {

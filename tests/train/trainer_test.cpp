@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/models/residual.hpp"
 #include "k3lab/train/checkpoint.hpp"
 #include "k3lab/train/data_order.hpp"
 #include "k3lab/train/muon_optimizer.hpp"
@@ -240,6 +241,17 @@ TEST(Optimizer, WeightDecaySkipsGainsAndBiases) {
   EXPECT_DOUBLE_EQ(decayed.weight_decay(), 0.1);
   EXPECT_DOUBLE_EQ(plain.weight_decay(), 0.0);
   for (const auto& p : optimizer->param_groups()[1].params()) EXPECT_LT(p.dim(), 2);
+}
+
+// The rule reads the model itself too, and works for a model that is not held in a shared_ptr (a
+// task's own module on the stack).
+TEST(Optimizer, DecayRuleReadsAStackAllocatedTopLevelModule) {
+  models::AttnResidualImpl residual(models::ResidualMode::FullAttnRes, 2, 8, 1);
+  const DecayRule rule(residual);
+  EXPECT_FALSE(rule.decays(residual.queries));
+  EXPECT_FALSE(rule.decays(residual.key_gains));
+  EXPECT_TRUE(rule.decays(torch::zeros({4, 4})));
+  EXPECT_FALSE(rule.decays(torch::zeros({4})));
 }
 
 // AttnRes's pseudo-queries and key gains are 2-D stacks of per-consumer vectors: the shape rule alone
