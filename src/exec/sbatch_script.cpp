@@ -198,7 +198,9 @@ std::string render_sbatch_script(const SbatchScriptSpec& spec) {
          "# and a rank that dies is noted (docs/slurm.md). The port is unique per job on shared nodes.\n";
     // `export X="$(...)"` hides the substitution's failure from set -e: assign, then check the value,
     // so that a failing scontrol and an empty answer both stop the task with the same message.
-    s << "MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\" || MASTER_ADDR=\"\"\n";
+    // sed reads to the end: `head -n 1` would exit early and, under pipefail, scontrol's SIGPIPE would fail the
+    // pipeline and wipe a good address (a race that depends on the node count and on timing).
+    s << "MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n 1p)\" || MASTER_ADDR=\"\"\n";
     s << "if [ -z \"$MASTER_ADDR\" ]; then echo \"k3lab: no first host in SLURM_JOB_NODELIST='${SLURM_JOB_NODELIST:-}' "
          "(scontrol show hostnames)\" >&2; exit 1; fi\n";
     s << "MASTER_PORT=\"$((20000 + SLURM_JOB_ID % 40000))\"\n";
