@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "counting_cpu_allocator.hpp"
+#include "model_test_configs.hpp"
 
 namespace k3lab::models {
 namespace {
@@ -107,16 +108,10 @@ TEST(DepthMix, StoredMemoryGrowsLinearlyWithDepth) {
 // The same at the model level: one training step of a Full AttnRes decoder at depths 12, 24 and 36.
 std::int64_t model_step_peak_bytes(std::int64_t layers) {
   auto& allocator = testing::CountingCpuAllocator::installed();
-  ModelConfig c;
-  c.vocab_size = 64;
-  c.hidden_size = 32;
-  c.schedule = std::string(static_cast<std::size_t>(layers), 'A');
-  c.attention.num_heads = 2;
-  c.attention.head_dim = 16;
-  c.ffn.intermediate_size = 64;
+  auto c = testing::tiny_config(std::string(static_cast<std::size_t>(layers), 'A'));
   c.residual.mode = ResidualMode::FullAttnRes;
   DecoderLM model(c, 1);
-  const auto tokens = torch::randint(0, 64, {4, 64}, torch::kLong);
+  const auto tokens = torch::randint(0, c.vocab_size, {4, 64}, torch::kLong);
   allocator.reset_peak();
   const auto before = allocator.current();
   model->forward(tokens).logsumexp(-1).sum().backward();

@@ -10,24 +10,15 @@
 #include "k3lab/core/rng.hpp"
 #include "k3lab/models/memory_accounting.hpp"
 #include "k3lab/train/long_context.hpp"
+#include "tiny_training.hpp"
 
 namespace k3lab::train {
 namespace {
 
+// The trainer tests' tiny model with a 64-token vocabulary.
 models::ModelConfig tiny(const std::string& schedule) {
-  models::ModelConfig c;
+  auto c = testing::tiny_model(schedule);
   c.vocab_size = 64;
-  c.hidden_size = 16;
-  c.schedule = schedule;
-  c.kda.num_heads = 2;
-  c.kda.head_dim = 8;
-  c.kda.chunk_size = 16;
-  c.mla.num_heads = 2;
-  c.mla.kv_lora_rank = 8;
-  c.mla.qk_nope_head_dim = 8;
-  c.mla.qk_rope_head_dim = 4;
-  c.mla.v_head_dim = 8;
-  c.ffn.intermediate_size = 32;
   return c;
 }
 
