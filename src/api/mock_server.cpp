@@ -256,17 +256,21 @@ struct MockServer::Impl {
     return {text, first_token_offset};
   }
 
-  void handle_models(const httplib::Request& req, httplib::Response& res) {
-    std::size_t sequence;
+  // Every request: the next sequence number, the common response headers, and the start of its record.
+  MockRequestRecord open_request(const httplib::Request& req, httplib::Response& res) {
+    MockRequestRecord record;
     {
       std::lock_guard lock(mutex);
-      sequence = next_sequence++;
+      record.sequence = next_sequence++;
     }
-    set_common_headers(res, sequence);
-    MockRequestRecord record;
-    record.sequence = sequence;
+    set_common_headers(res, record.sequence);
     record.path = req.path;
     record.had_authorization = req.has_header("Authorization");
+    return record;
+  }
+
+  void handle_models(const httplib::Request& req, httplib::Response& res) {
+    MockRequestRecord record = open_request(req, res);
     if (authorized(req, res)) {
       auto data = nlohmann::json::array();
       for (const auto& id : options.models) {
@@ -281,16 +285,7 @@ struct MockServer::Impl {
 
   // GET /v1/models/{id}: the model object, or 404 model_not_found.
   void handle_model(const httplib::Request& req, httplib::Response& res) {
-    std::size_t sequence;
-    {
-      std::lock_guard lock(mutex);
-      sequence = next_sequence++;
-    }
-    set_common_headers(res, sequence);
-    MockRequestRecord record;
-    record.sequence = sequence;
-    record.path = req.path;
-    record.had_authorization = req.has_header("Authorization");
+    MockRequestRecord record = open_request(req, res);
     if (authorized(req, res)) {
       const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
       if (std::find(options.models.begin(), options.models.end(), id) != options.models.end()) {
@@ -320,14 +315,7 @@ struct MockServer::Impl {
 
   // Returns true when a streaming provider now owns the in-progress count.
   bool handle_chat_inner(const httplib::Request& req, httplib::Response& res) {
-    MockRequestRecord record;
-    {
-      std::lock_guard lock(mutex);
-      record.sequence = next_sequence++;
-    }
-    record.path = req.path;
-    record.had_authorization = req.has_header("Authorization");
-    set_common_headers(res, record.sequence);
+    MockRequestRecord record = open_request(req, res);
     auto done = [&](int status) {
       record.status = status;
       finish_record(record);
