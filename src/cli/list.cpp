@@ -6,9 +6,10 @@
 
 namespace k3lab::cli {
 
-const char* const kExitCodeHelp =
-    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol invalid, unfrozen or changed;\n"
-    "4 a window rule stopped the run; 5 runner not built yet; 130 interrupted (run again to resume).";
+const char *const kExitCodeHelp =
+    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol "
+    "invalid, unfrozen or changed;\n"
+    "4 a window rule stopped the run; 130 interrupted (run again to resume).";
 
 void register_list(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("list", "The eight experiments: evidence class, runner status, freeze status");
@@ -19,14 +20,13 @@ void register_list(CLI::App& app, Context& ctx) {
   cmd->callback([json, format, &ctx] {
     report::Table table;
     table.id = "experiments";
-    table.columns = {"#", "id", "evidence_class", "runner", "protocol", "title"};
+    table.columns = {"#", "id", "evidence_class", "protocol", "title"};
     int index = 0;
     for (const auto& id : experiments::registry().ids) {
       ++index;
-      std::string runner = "?", frozen = "?", title = "?", evidence = "?";
+      std::string frozen = "?", title = "?", evidence = "?";
       try {
         auto loaded = load(id);
-        runner = loaded.experiment->has_runner() ? "built" : "not built yet";
         frozen = freeze_label(core::check_freeze(loaded.protocol));
         title = loaded.protocol.title;
         evidence = loaded.protocol.evidence_class;
@@ -34,7 +34,7 @@ void register_list(CLI::App& app, Context& ctx) {
         frozen = std::string("INVALID: ") + e.what();
         frozen = frozen.substr(0, frozen.find('\n'));
       }
-      table.rows.push_back({index, id, evidence, runner, frozen, title});
+      table.rows.push_back({index, id, evidence, frozen, title});
     }
     print_table(table, *json ? "json" : *format, std::cout);
     ctx.exit_code = 0;

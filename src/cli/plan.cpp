@@ -40,7 +40,6 @@ void register_plan(CLI::App& app, Context& ctx) {
                           {"profile", opt->profile},
                           {"protocol_sha256", protocol.hash()},
                           {"freeze", freeze_label(freeze)},
-                          {"runner_built", loaded.experiment->has_runner()},
                           {"arms", arms},
                           {"units", units.size()},
                           {"details", details},
@@ -63,7 +62,6 @@ void register_plan(CLI::App& app, Context& ctx) {
     if (freeze.record) out << ", record of " << freeze.record->frozen_at << " at rev " << freeze.record->source_revision.substr(0, 12);
     out << ")\n";
     out << "profile: " << opt->profile << "\n";
-    out << "runner: " << (loaded.experiment->has_runner() ? "built" : "not built yet") << "\n";
     out << "arms:\n";
     for (const auto& arm : protocol.arms) {
       out << "  " << arm.id << (arm.requested_by_seed ? "" : " [reference arm, not requested by the seed]") << ": "

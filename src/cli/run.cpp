@@ -217,7 +217,8 @@ experiments::RunRequest run_request(const RunOptions& opt, const std::string& id
   return request;
 }
 
-// Submits one experiment's pending units as a Slurm job array; returns its exit code (0 when skipped).
+// Submits one experiment's pending units as a Slurm job array; returns its exit
+// code.
 int submit_one(const RunOptions& opt, const std::string& id, const experiments::RunRequest& request) {
   exec::SlurmSubmitOptions slurm;
   slurm.slurm_options = opt.slurm_opts;
@@ -227,17 +228,13 @@ int submit_one(const RunOptions& opt, const std::string& id, const experiments::
   slurm.requeue = !opt.no_requeue;
   slurm.resubmit_errors = opt.resubmit_errors;
   const auto submitted = exec::submit_to_slurm(request, slurm);
-  if (opt.all && submitted.exit_code == experiments::kExitNotBuilt) {
-    std::cout << id << ": skipped (runner not built yet)\n";
-    return 0;
-  }
   if (opt.dry_run && !submitted.script.empty()) std::cout << submitted.script;
   std::cout << id << ": " << submitted.message << "\n";
   if (!submitted.job_id.empty()) std::cout << "job " << submitted.job_id << "\n";
   return submitted.exit_code;
 }
 
-// Runs one experiment in this process; returns its exit code (0 when skipped).
+// Runs one experiment in this process; returns its exit code.
 int run_one(const RunOptions& opt, const std::string& id, experiments::RunRequest request) {
   if (!opt.slurm_opts.empty() || opt.dry_run || opt.requeue || opt.no_requeue || opt.resubmit_errors) {
     throw std::invalid_argument("--slurm-opt, --dry-run, --requeue, --no-requeue and --resubmit-errors need "
@@ -245,10 +242,6 @@ int run_one(const RunOptions& opt, const std::string& id, experiments::RunReques
   }
   if (!opt.shard.empty()) request.shard = parse_shard(opt.shard);
   const auto summary = experiments::run_experiment(request);
-  if (opt.all && summary.exit_code == experiments::kExitNotBuilt) {
-    std::cout << id << ": skipped (runner not built yet)\n";
-    return 0;
-  }
   std::cout << id << ": " << summary.message;
   if (!summary.run_dir.empty()) {
     std::cout << " [results " << summary.results << ", invalid " << summary.invalid << ", failures "

@@ -78,10 +78,6 @@ std::variant<Design, RunSummary> resolve_design(Experiment& experiment, const Ru
     return refusal(kExitProtocol, d.protocol.path.string() + " declares id \"" + d.protocol.id + "\" but is run as " +
                                       experiment.id() + ": fix the file's id field");
   }
-  if (!experiment.has_runner()) {
-    return refusal(kExitNotBuilt, id + ": the runner for this experiment is not built yet; `k3lab plan " + id +
-                                      "` shows its frozen ledger");
-  }
   d.freeze = core::check_freeze(d.protocol);
   if (!d.freeze.frozen && !request.unfrozen) return refusal(kExitProtocol, "refusing to run: " + d.freeze.explanation);
   d.frozen = d.freeze.frozen && !request.unfrozen && request.set_overrides.empty();

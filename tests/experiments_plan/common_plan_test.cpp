@@ -98,22 +98,6 @@ TEST_P(PlanTest, PlanDetailsCountTheEnumeratedUnits) {
   EXPECT_EQ(details.at(nlohmann::json::json_pointer(total_key)).get<std::size_t>(), units.size());
 }
 
-TEST_P(PlanTest, UnbuiltRunnerSaysSo) {
-  auto experiment = c().make();
-  EXPECT_EQ(experiment->id(), c().id);
-  if (experiment->has_runner()) GTEST_SKIP() << c().id << " has its runner; its own tests cover run_unit";
-  const auto protocol = load(c());
-  const auto parameters = protocol.parameters_for("smoke");
-  const auto units = experiment->enumerate(protocol, parameters);
-  RunEnv env{protocol, parameters, "smoke", {}, {}, true, nlohmann::json::object(), nullptr, nullptr, nullptr};
-  try {
-    experiment->run_unit(units.front(), env);
-    ADD_FAILURE() << "run_unit returned";
-  } catch (const std::logic_error& e) {
-    EXPECT_EQ(std::string(e.what()), c().id + ": runner not built yet");
-  }
-}
-
 TEST_P(PlanTest, UnknownParameterKeyIsRejectedWithItsPathAndASuggestion) {
   auto document = read_json(protocol_file(c().id));
   const std::string typo = c().count_field + "s";

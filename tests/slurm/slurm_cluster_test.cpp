@@ -168,8 +168,8 @@ TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
                         std::filesystem::copy_options::recursive);
   w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
 
-  const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out", "runs-one"});
-  if (reference.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the memory-pool runner is not built";
+  const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke",
+                                  "--unfrozen", "--out", "runs-one"});
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
   const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "memory-pool").at(0).path;
 
@@ -267,9 +267,9 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
                         std::filesystem::copy_options::recursive);
   w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
   const std::string unit = "arm=all-kda/seed=3101";
-  const auto reference = w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--unit", unit,
-                                   "--threads", "1", "--out", "runs-one"});
-  if (reference.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the hybrid-attention runner is not built";
+  const auto reference =
+      w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen",
+               "--unit", unit, "--threads", "1", "--out", "runs-one"});
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
   const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "hybrid-attention").at(0).path;
 
@@ -424,7 +424,6 @@ TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
       "eval_interval_tokens=6400", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
       "--executor", "slurm", "--slurm-opt", "ntasks=2"};
   const auto first = w.k3lab(submit);
-  if (first.exit_code == experiments::kExitNotBuilt) GTEST_SKIP() << "the hybrid-attention runner is not built";
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   const std::string job = job_id_of(first.out);
   ASSERT_FALSE(job.empty()) << first.out;

@@ -45,7 +45,6 @@ class CountingExperiment : public experiments::Experiment {
     for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
     return units;
   }
-  bool has_runner() const override { return true; }
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
     if (stop_after_ >= 0 && calls_++ >= stop_after_) {
       experiments::stop_flag().store(true);

@@ -70,7 +70,6 @@ class FaultyExperiment : public experiments::Experiment {
     for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
     return units;
   }
-  bool has_runner() const override { return true; }
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv&) override {
     if (unit.spec["index"] == 1 && *armed_) fault_();
     return experiments::UnitOutcome::result({{"index", unit.spec["index"]}});

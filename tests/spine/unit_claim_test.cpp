@@ -39,7 +39,6 @@ class HookedExperiment : public experiments::Experiment {
     for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
     return units;
   }
-  bool has_runner() const override { return true; }
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
     if (hook_) hook_(unit, env);
     return experiments::UnitOutcome::result({{"index", unit.spec["index"]}});

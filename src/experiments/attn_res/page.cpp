@@ -15,6 +15,7 @@
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/experiments/training/results_frame.hpp"
 #include "k3lab/report/stats.hpp"
 
 namespace k3lab::experiments::attn_res {
@@ -404,11 +405,8 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
     }
   }
   page.add_text(std::string("**downstream_task_quality: not measured.** ") + kDownstreamNotMeasured + ".");
-  training::add_failure_rule(outcomes, page);
-  if (by_arm.empty()) {
-    page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
+  if (!training::state_rule_before_results(outcomes, !by_arm.empty(), page))
     return;
-  }
   const auto p = parse_parameters(records.manifest.at("parameters"));
   add_loss_by_seed(by_arm, page);
   add_paired_gain(by_arm, p.decision, page);

@@ -11,6 +11,7 @@
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/experiments/training/results_frame.hpp"
 #include "k3lab/report/stats.hpp"
 #include "k3lab/report/svg.hpp"
 
@@ -201,27 +202,23 @@ void add_decision(const core::Protocol& protocol, const Runs& runs, const traini
           std::to_string(f.longest) + ")",
       {"condition", "values", "holds"});
   const auto rule_verdict = add_conditions(runs, tally, f.longest, decision);
-  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
-  decision.rows.push_back({"verdict", training::counted_verdict(tally, rule_verdict, "not supported"),
-                           training::yes_no(tally.claim_allowed() && rule_verdict == "supported")});
-  decision.caption = "The verdict holds at this proxy size, data, kernels and budget only. " +
-                     protocol.document.value("decision_rule", std::string());
-  page.add_table(std::move(decision));
+  training::add_decision_table(
+      std::move(decision), tally,
+      {"verdict",
+       training::counted_verdict(tally, rule_verdict, "not supported"),
+       training::yes_no(tally.claim_allowed() && rule_verdict == "supported")},
+      "The verdict holds at this proxy size, data, kernels and budget only. ",
+      protocol, page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto terminal = records.terminal_records();
-  const auto outcomes = training::classify_runs(
-      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
-  training::add_failure_rule(outcomes, page);
-  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
-  training::drop_excluded(runs, outcomes);
-  if (runs.by_arm.empty()) {
-    page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
+  const auto [terminal, outcomes, runs] =
+      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
+                                           page))
     return;
-  }
   Frame f;
   const auto& any = runs.by_arm.begin()->second.front();
   f.window = any.training_window;

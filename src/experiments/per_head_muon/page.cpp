@@ -8,6 +8,7 @@
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/experiments/training/results_frame.hpp"
 #include "k3lab/report/svg.hpp"
 #include "per_head_muon/decision.hpp"
 #include "per_head_muon/parameters.hpp"
@@ -112,11 +113,12 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const tra
                              effect_text(step_time), yes_no(d.cost_acceptable)});
     rule_verdict = d.supported() ? "supported" : "not supported";
   }
-  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
-  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")});
-  decision.caption = "AdamW is reported beside both in the confirmatory table. " +
-                     protocol.document.value("decision_rule", std::string());
-  page.add_table(std::move(decision));
+  training::add_decision_table(
+      std::move(decision), tally,
+      {"verdict", "",
+       training::counted_verdict(tally, rule_verdict, "not supported")},
+      "AdamW is reported beside both in the confirmatory table. ", protocol,
+      page);
 }
 
 bool confirmatory(const nlohmann::json& record) {
@@ -139,15 +141,16 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   const auto terminal = records.terminal_records();
   add_selection_table(p, terminal, page);
 
-  const auto outcomes = training::classify_runs(terminal, arm_ids().size() * p.confirmatory_seeds.size(), arm_ids(),
-                                                confirmatory);
-  training::add_failure_rule(outcomes, page);
+  const auto outcomes = training::classify_runs(
+      terminal, arm_ids().size() * p.confirmatory_seeds.size(), arm_ids(),
+      confirmatory);
   auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics, confirmatory, spec_arm);
   training::drop_excluded(runs, outcomes);
-  if (runs.by_arm.empty()) {
-    page.add_text("No confirmatory result yet: the per-arm and paired tables appear once a confirmatory unit has a result.");
+  if (!training::state_rule_before_results(
+          outcomes, !runs.by_arm.empty(), page,
+          "No confirmatory result yet: the per-arm and paired tables appear "
+          "once a confirmatory unit has a result."))
     return;
-  }
   add_confirmatory(runs, page);
 
   const auto tally = training::tally_seeds(outcomes, "per-head-muon", {"muon"});

@@ -8,6 +8,7 @@
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/experiments/training/results_frame.hpp"
 #include "k3lab/report/svg.hpp"
 #include "router_balance/decision.hpp"
 #include "router_balance/parameters.hpp"
@@ -154,26 +155,22 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const Dec
                              effect_text(loss_i), yes_no(d.loss_within_budget)});
     rule_verdict = d.supported() ? "supported" : "not supported";
   }
-  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
-  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")});
-  decision.caption = "Pairs: " + std::to_string(tally.paired.size()) + " seeds. " +
-                     protocol.document.value("decision_rule", std::string());
-  page.add_table(std::move(decision));
+  training::add_decision_table(
+      std::move(decision), tally,
+      {"verdict", "",
+       training::counted_verdict(tally, rule_verdict, "not supported")},
+      "Pairs: " + std::to_string(tally.paired.size()) + " seeds. ", protocol,
+      page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto terminal = records.terminal_records();
-  const auto outcomes = training::classify_runs(
-      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
-  training::add_failure_rule(outcomes, page);
-  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
-  training::drop_excluded(runs, outcomes);
-  if (runs.by_arm.empty()) {
-    page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
+  const auto [terminal, outcomes, runs] =
+      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
+                                           page))
     return;
-  }
   const auto p = parse_parameters(records.manifest.at("parameters"));
   add_per_arm(runs, outcomes, p, page);
   add_charts(runs, page);

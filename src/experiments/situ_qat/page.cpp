@@ -7,6 +7,7 @@
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
+#include "k3lab/experiments/training/results_frame.hpp"
 #include "k3lab/report/svg.hpp"
 #include "situ_qat/decision.hpp"
 #include "situ_qat/parameters.hpp"
@@ -130,31 +131,31 @@ void add_decision(const core::Protocol& protocol, const training::SeedTally& tal
     decision.rows.push_back({"saturation time (reported beside the rule)", effect_text(intervals.at("saturation time")), ""});
     rule_verdict = to_string(d.verdict);
   }
-  for (auto& row : training::tally_rows(tally)) decision.rows.push_back({row[0], row[1], row[2]});
-  decision.rows.push_back({"verdict", "", training::counted_verdict(tally, rule_verdict, to_string(Verdict::NotSupported))});
-  decision.caption = "Pairs: " + std::to_string(tally.paired.size()) + " seeds with a result in both arms. "
-                     "k3lab reads the rule's \"activation p99.9\" as the hidden product's (the tensor SiTU-GLU bounds) "
-                     "and its \"quantization error\" as the FFN output's; the other tensors are in the paired table. " +
-                     protocol.document.value("decision_rule", std::string());
-  page.add_table(std::move(decision));
+  training::add_decision_table(
+      std::move(decision), tally,
+      {"verdict", "",
+       training::counted_verdict(tally, rule_verdict,
+                                 to_string(Verdict::NotSupported))},
+      "Pairs: " + std::to_string(tally.paired.size()) +
+          " seeds with a result in both arms. "
+          "k3lab reads the rule's \"activation p99.9\" as the hidden product's "
+          "(the tensor SiTU-GLU bounds) and its "
+          "\"quantization error\" as the FFN output's; the other tensors are "
+          "in the paired table. ",
+      protocol, page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto terminal = records.terminal_records();
-  const auto outcomes = training::classify_runs(
-      terminal, records.manifest.value("units_planned", static_cast<std::size_t>(0)), arm_ids());
-  auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics);
-  training::drop_excluded(runs, outcomes);
+  const auto [terminal, outcomes, runs] =
+      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
   page.add_text("Downstream task quality: **not measured**. The protocol's metric is \"accuracy on the predeclared "
                 "downstream suite\", but experiments/situ-qat.json declares no suite; k3lab does not invent one after "
                 "the freeze. Validation loss is the only quality measure on this page.");
-  training::add_failure_rule(outcomes, page);
-  if (runs.by_arm.empty()) {
-    page.add_text("No completed training run yet: the result tables appear once a unit has a result record.");
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
+                                           page))
     return;
-  }
   auto per_arm = training::arm_mean_table("final-metrics",
                                           "Per-arm results at the token budget (mean over seeds, Student-t 95% interval)",
                                           arm_ids(), runs.by_arm, final_metrics(), true);

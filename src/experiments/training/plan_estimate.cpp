@@ -29,6 +29,13 @@ nlohmann::json per_run_estimate(const RunCost& cost, std::size_t runs) {
   return estimate;
 }
 
+void add_run_estimate(nlohmann::json &details, const RunCost &cost,
+                      std::size_t runs) {
+  details["training_tokens_total"] =
+      static_cast<double>(runs) * cost.tokens_per_run;
+  details["estimate"] = per_run_estimate(cost, runs);
+}
+
 nlohmann::json runs_by_arm_and_seed(const std::vector<Unit>& units) {
   std::map<std::string, std::size_t> by_arm, by_seed;
   for (const auto& u : units) {

@@ -74,7 +74,6 @@ class ProxyExperiment final : public Experiment {
                               const std::vector<Unit>& units) const override {
     return m_.plan(m_.parameters->parse(parameters), units);
   }
-  bool has_runner() const override { return true; }
   bool supports_data_parallel() const override { return m_.data_parallel; }
   // The parameters name what the runner implements and the dataset loads (and passes the module's check).
   std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override {
