@@ -6,9 +6,8 @@
 
 namespace k3lab::cli {
 
-const char *const kExitCodeHelp =
-    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol "
-    "invalid, unfrozen or changed;\n"
+const char* const kExitCodeHelp =
+    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol invalid, unfrozen or changed;\n"
     "4 a window rule stopped the run; 130 interrupted (run again to resume).";
 
 void register_list(CLI::App& app, Context& ctx) {

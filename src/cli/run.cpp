@@ -217,8 +217,7 @@ experiments::RunRequest run_request(const RunOptions& opt, const std::string& id
   return request;
 }
 
-// Submits one experiment's pending units as a Slurm job array; returns its exit
-// code.
+// Submits one experiment's pending units as a Slurm job array; returns its exit code.
 int submit_one(const RunOptions& opt, const std::string& id, const experiments::RunRequest& request) {
   exec::SlurmSubmitOptions slurm;
   slurm.slurm_options = opt.slurm_opts;

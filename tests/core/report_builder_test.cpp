@@ -26,10 +26,7 @@ class TableExperiment : public experiments::Experiment {
   explicit TableExperiment(std::string id) : id_(std::move(id)) {}
   std::string id() const override { return id_; }
   const core::Schema& parameter_schema() const override { return schema_; }
-  std::vector<experiments::Unit>
-  enumerate(const core::Protocol &, const nlohmann::json &) const override {
-    return {};
-  }
+  std::vector<experiments::Unit> enumerate(const core::Protocol&, const nlohmann::json&) const override { return {}; }
   experiments::UnitOutcome run_unit(const experiments::Unit&, experiments::RunEnv&) override {
     throw std::logic_error("not run in these tests");
   }

@@ -168,8 +168,7 @@ TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
                         std::filesystem::copy_options::recursive);
   w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
 
-  const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke",
-                                  "--unfrozen", "--out", "runs-one"});
+  const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out", "runs-one"});
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
   const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "memory-pool").at(0).path;
 
@@ -267,9 +266,8 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
                         std::filesystem::copy_options::recursive);
   w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
   const std::string unit = "arm=all-kda/seed=3101";
-  const auto reference =
-      w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen",
-               "--unit", unit, "--threads", "1", "--out", "runs-one"});
+  const auto reference = w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--unit", unit,
+                                  "--threads", "1", "--out", "runs-one"});
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
   const auto reference_dir = core::list_run_dirs(w.dir.path() / "runs-one", "hybrid-attention").at(0).path;
 

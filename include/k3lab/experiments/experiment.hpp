@@ -85,9 +85,8 @@ class Experiment {
   // The frozen ledger: every unit, in execution order, derived only from parameters.
   virtual std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const = 0;
   // Extra plan facts shown by `plan` (counts by axis, estimates of cost/time/tokens...).
-  virtual nlohmann::json plan_details(const core::Protocol &protocol,
-                                      const nlohmann::json &parameters,
-                                      const std::vector<Unit> &units) const;
+  virtual nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
+                                      const std::vector<Unit>& units) const;
   // Whether run_unit trains with RunEnv::distributed, so that the command may run as several ranks.
   virtual bool supports_data_parallel() const { return false; }
   // What must hold before any run dir is chosen or record written (inputs present, e.g. a dataset):

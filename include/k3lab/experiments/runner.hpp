@@ -21,14 +21,11 @@ class Experiment;
 // Exit codes shared by every subcommand (documented in README and `k3lab --help`).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitError = 1, // a runtime failure (I/O, a broken ledger, an exception)
-  kExitUsage = 2, // bad command line
-  kExitProtocol =
-      3, // a protocol is invalid, not frozen, or differs from its freeze/run
-  kExitWindowStopped =
-      4, // a window rule stopped the run (e.g. more than 5% invalid)
-  kExitInterrupted =
-      130, // SIGINT/SIGTERM: finished units are kept; run again to resume
+  kExitError = 1,          // a runtime failure (I/O, a broken ledger, an exception)
+  kExitUsage = 2,          // bad command line
+  kExitProtocol = 3,       // a protocol is invalid, not frozen, or differs from its freeze/run
+  kExitWindowStopped = 4,  // a window rule stopped the run (e.g. more than 5% invalid)
+  kExitInterrupted = 130,  // SIGINT/SIGTERM: finished units are kept; run again to resume
 };
 
 struct RunRequest {

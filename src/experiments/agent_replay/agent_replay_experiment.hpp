@@ -32,9 +32,8 @@ class AgentReplayExperiment : public Experiment {
   std::string id() const override { return "agent-replay"; }
   const core::Schema& parameter_schema() const override;
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override;
-  nlohmann::json plan_details(const core::Protocol &protocol,
-                              const nlohmann::json &parameters,
-                              const std::vector<Unit> &units) const override;
+  nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
+                              const std::vector<Unit>& units) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
   WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
                              const std::vector<nlohmann::json>& terminal_records) const override;

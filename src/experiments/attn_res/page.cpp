@@ -405,8 +405,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
     }
   }
   page.add_text(std::string("**downstream_task_quality: not measured.** ") + kDownstreamNotMeasured + ".");
-  if (!training::state_rule_before_results(outcomes, !by_arm.empty(), page))
-    return;
+  if (!training::state_rule_before_results(outcomes, !by_arm.empty(), page)) return;
   const auto p = parse_parameters(records.manifest.at("parameters"));
   add_loss_by_seed(by_arm, page);
   add_paired_gain(by_arm, p.decision, page);

@@ -45,16 +45,15 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                    {"bootstrap_resamples", p.decision.bootstrap_resamples},
                    {"max_memory_regression", p.decision.max_memory_regression},
                    {"max_throughput_regression", p.decision.max_throughput_regression}};
-  training::add_run_estimate(
-      d,
-      {.parameters_key = "approximate_parameters",
-       .parameters = training::approximate_parameters(p.model),
-       .tokens_per_run = static_cast<double>(p.token_budget),
-       .not_counted = "attention scores, AttnRes aggregation and evaluation "
-                      "are not counted, so this is a lower bound on time",
-       .counted = "6 x parameters x tokens for the ordinary-residual shape "
-                  "(tied embedding)"},
-      units.size());
+  training::add_run_estimate(d,
+                             {.parameters_key = "approximate_parameters",
+                              .parameters = training::approximate_parameters(p.model),
+                              .tokens_per_run = static_cast<double>(p.token_budget),
+                              .not_counted = "attention scores, AttnRes aggregation and evaluation "
+                                             "are not counted, so this is a lower bound on time",
+                              .counted = "6 x parameters x tokens for the ordinary-residual shape "
+                                         "(tied embedding)"},
+                             units.size());
   return d;
 }
 

@@ -29,9 +29,8 @@ class ContextProbeExperiment : public Experiment {
   std::string id() const override { return "context-probe"; }
   const core::Schema& parameter_schema() const override;
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override;
-  nlohmann::json plan_details(const core::Protocol &protocol,
-                              const nlohmann::json &parameters,
-                              const std::vector<Unit> &units) const override;
+  nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
+                              const std::vector<Unit>& units) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
   // spec: {family, fixture, length, prefix_id}, as in a unit's spec.
   std::optional<nlohmann::json> describe_fixture(const nlohmann::json& parameters, const nlohmann::json& spec,

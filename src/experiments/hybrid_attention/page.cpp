@@ -202,23 +202,17 @@ void add_decision(const core::Protocol& protocol, const Runs& runs, const traini
           std::to_string(f.longest) + ")",
       {"condition", "values", "holds"});
   const auto rule_verdict = add_conditions(runs, tally, f.longest, decision);
-  training::add_decision_table(
-      std::move(decision), tally,
-      {"verdict",
-       training::counted_verdict(tally, rule_verdict, "not supported"),
-       training::yes_no(tally.claim_allowed() && rule_verdict == "supported")},
-      "The verdict holds at this proxy size, data, kernels and budget only. ",
-      protocol, page);
+  training::add_decision_table(std::move(decision), tally,
+                               {"verdict", training::counted_verdict(tally, rule_verdict, "not supported"),
+                                training::yes_no(tally.claim_allowed() && rule_verdict == "supported")},
+                               "The verdict holds at this proxy size, data, kernels and budget only. ", protocol, page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto [terminal, outcomes, runs] =
-      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
-  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
-                                           page))
-    return;
+  const auto [terminal, outcomes, runs] = training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(), page)) return;
   Frame f;
   const auto& any = runs.by_arm.begin()->second.front();
   f.window = any.training_window;

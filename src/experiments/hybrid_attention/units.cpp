@@ -48,14 +48,12 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                      {"tolerance", p.parameter_tolerance},
                      {"allowed_range",
                       {std::llround(target * (1 - p.parameter_tolerance)), std::llround(target * (1 + p.parameter_tolerance))}}};
-  training::add_run_estimate(
-      d,
-      {.parameters = target,
-       .tokens_per_run = static_cast<double>(p.token_budget),
-       .not_counted =
-           "attention-score, evaluation and probe FLOPs are not counted, "
-           "so this is a lower bound on time, not a budget"},
-      units.size());
+  training::add_run_estimate(d,
+                             {.parameters = target,
+                              .tokens_per_run = static_cast<double>(p.token_budget),
+                              .not_counted = "attention-score, evaluation and probe FLOPs are not counted, "
+                                             "so this is a lower bound on time, not a budget"},
+                             units.size());
   return d;
 }
 

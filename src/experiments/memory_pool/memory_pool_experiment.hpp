@@ -11,9 +11,8 @@ class MemoryPoolExperiment : public Experiment {
   std::string id() const override { return "memory-pool"; }
   const core::Schema& parameter_schema() const override;
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override;
-  nlohmann::json plan_details(const core::Protocol &protocol,
-                              const nlohmann::json &parameters,
-                              const std::vector<Unit> &units) const override;
+  nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
+                              const std::vector<Unit>& units) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
   std::vector<std::string> run_labels(const nlohmann::json& options) const override;
   void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override;

@@ -113,12 +113,9 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const tra
                              effect_text(step_time), yes_no(d.cost_acceptable)});
     rule_verdict = d.supported() ? "supported" : "not supported";
   }
-  training::add_decision_table(
-      std::move(decision), tally,
-      {"verdict", "",
-       training::counted_verdict(tally, rule_verdict, "not supported")},
-      "AdamW is reported beside both in the confirmatory table. ", protocol,
-      page);
+  training::add_decision_table(std::move(decision), tally,
+                               {"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")},
+                               "AdamW is reported beside both in the confirmatory table. ", protocol, page);
 }
 
 bool confirmatory(const nlohmann::json& record) {
@@ -141,15 +138,13 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   const auto terminal = records.terminal_records();
   add_selection_table(p, terminal, page);
 
-  const auto outcomes = training::classify_runs(
-      terminal, arm_ids().size() * p.confirmatory_seeds.size(), arm_ids(),
-      confirmatory);
+  const auto outcomes =
+      training::classify_runs(terminal, arm_ids().size() * p.confirmatory_seeds.size(), arm_ids(), confirmatory);
   auto runs = training::group_by_arm<UnitMetrics>(terminal, unit_metrics, confirmatory, spec_arm);
   training::drop_excluded(runs, outcomes);
-  if (!training::state_rule_before_results(
-          outcomes, !runs.by_arm.empty(), page,
-          "No confirmatory result yet: the per-arm and paired tables appear "
-          "once a confirmatory unit has a result."))
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(), page,
+                                           "No confirmatory result yet: the per-arm and paired tables appear "
+                                           "once a confirmatory unit has a result."))
     return;
   add_confirmatory(runs, page);
 

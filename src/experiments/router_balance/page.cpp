@@ -155,22 +155,16 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const Dec
                              effect_text(loss_i), yes_no(d.loss_within_budget)});
     rule_verdict = d.supported() ? "supported" : "not supported";
   }
-  training::add_decision_table(
-      std::move(decision), tally,
-      {"verdict", "",
-       training::counted_verdict(tally, rule_verdict, "not supported")},
-      "Pairs: " + std::to_string(tally.paired.size()) + " seeds. ", protocol,
-      page);
+  training::add_decision_table(std::move(decision), tally,
+                               {"verdict", "", training::counted_verdict(tally, rule_verdict, "not supported")},
+                               "Pairs: " + std::to_string(tally.paired.size()) + " seeds. ", protocol, page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto [terminal, outcomes, runs] =
-      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
-  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
-                                           page))
-    return;
+  const auto [terminal, outcomes, runs] = training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(), page)) return;
   const auto p = parse_parameters(records.manifest.at("parameters"));
   add_per_arm(runs, outcomes, p, page);
   add_charts(runs, page);

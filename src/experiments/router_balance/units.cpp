@@ -48,15 +48,14 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                   {"expert_capacity_per_batch", p.expert_capacity()},
                   {"mean_expert_load_per_batch",
                    static_cast<double>(p.batch_tokens) * p.model.top_k / p.model.n_experts}};
-  training::add_run_estimate(
-      d,
-      {.parameters_key = "approximate_active_parameters",
-       .parameters = p.approximate_active_parameters(),
-       .tokens_per_run = tokens_per_run,
-       .not_counted = "routing, dispatch and attention scores are not counted, "
-                      "so this is a lower bound on time",
-       .counted = "6 x active parameters x tokens"},
-      units.size());
+  training::add_run_estimate(d,
+                             {.parameters_key = "approximate_active_parameters",
+                              .parameters = p.approximate_active_parameters(),
+                              .tokens_per_run = tokens_per_run,
+                              .not_counted = "routing, dispatch and attention scores are not counted, "
+                                             "so this is a lower bound on time",
+                              .counted = "6 x active parameters x tokens"},
+                             units.size());
   return d;
 }
 

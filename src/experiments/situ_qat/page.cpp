@@ -133,29 +133,22 @@ void add_decision(const core::Protocol& protocol, const training::SeedTally& tal
   }
   training::add_decision_table(
       std::move(decision), tally,
-      {"verdict", "",
-       training::counted_verdict(tally, rule_verdict,
-                                 to_string(Verdict::NotSupported))},
+      {"verdict", "", training::counted_verdict(tally, rule_verdict, to_string(Verdict::NotSupported))},
       "Pairs: " + std::to_string(tally.paired.size()) +
-          " seeds with a result in both arms. "
-          "k3lab reads the rule's \"activation p99.9\" as the hidden product's "
-          "(the tensor SiTU-GLU bounds) and its "
-          "\"quantization error\" as the FFN output's; the other tensors are "
-          "in the paired table. ",
+          " seeds with a result in both arms. k3lab reads the rule's \"activation p99.9\" as the hidden product's (the "
+          "tensor SiTU-GLU bounds) and its \"quantization error\" as the FFN output's; the other tensors are in the "
+          "paired table. ",
       protocol, page);
 }
 
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  const auto [terminal, outcomes, runs] =
-      training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
+  const auto [terminal, outcomes, runs] = training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
   page.add_text("Downstream task quality: **not measured**. The protocol's metric is \"accuracy on the predeclared "
                 "downstream suite\", but experiments/situ-qat.json declares no suite; k3lab does not invent one after "
                 "the freeze. Validation loss is the only quality measure on this page.");
-  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(),
-                                           page))
-    return;
+  if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(), page)) return;
   auto per_arm = training::arm_mean_table("final-metrics",
                                           "Per-arm results at the token budget (mean over seeds, Student-t 95% interval)",
                                           arm_ids(), runs.by_arm, final_metrics(), true);

@@ -36,14 +36,13 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
               {"scale_rounding", p.quantization.scale_rounding},
               {"situ_betas", {p.beta1, p.beta2}},
               {"situ_output_bound", p.beta1 * p.beta2}};
-  training::add_run_estimate(
-      d,
-      {.parameters_key = "approximate_parameters",
-       .parameters = training::approximate_parameters(p.model),
-       .tokens_per_run = static_cast<double>(p.token_budget),
-       .not_counted = "fake-quantization, histograms and evaluation are not "
-                      "counted, so this is a lower bound on time"},
-      units.size());
+  training::add_run_estimate(d,
+                             {.parameters_key = "approximate_parameters",
+                              .parameters = training::approximate_parameters(p.model),
+                              .tokens_per_run = static_cast<double>(p.token_budget),
+                              .not_counted = "fake-quantization, histograms and evaluation are not "
+                                             "counted, so this is a lower bound on time"},
+                             units.size());
   return d;
 }
 

@@ -29,10 +29,8 @@ nlohmann::json per_run_estimate(const RunCost& cost, std::size_t runs) {
   return estimate;
 }
 
-void add_run_estimate(nlohmann::json &details, const RunCost &cost,
-                      std::size_t runs) {
-  details["training_tokens_total"] =
-      static_cast<double>(runs) * cost.tokens_per_run;
+void add_run_estimate(nlohmann::json& details, const RunCost& cost, std::size_t runs) {
+  details["training_tokens_total"] = static_cast<double>(runs) * cost.tokens_per_run;
   details["estimate"] = per_run_estimate(cost, runs);
 }
 

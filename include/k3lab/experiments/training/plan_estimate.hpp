@@ -50,8 +50,7 @@ nlohmann::json per_run_estimate(const RunCost& cost, std::size_t runs);
 
 // Sets the plan details' "training_tokens_total" (runs x tokens per run) and
 // "estimate" (per_run_estimate).
-void add_run_estimate(nlohmann::json &details, const RunCost &cost,
-                      std::size_t runs);
+void add_run_estimate(nlohmann::json& details, const RunCost& cost, std::size_t runs);
 
 // {total, by_arm, by_seed}: unit counts from the specs' arm and seed.
 nlohmann::json runs_by_arm_and_seed(const std::vector<Unit>& units);
