@@ -25,8 +25,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The Slurm cluster tests start a one-node cluster from these (scripts/slurm-local.sh, docs/slurm.md);
-# they skip without them, and the main job never needs them.
-test_packages=(slurm-wlm munge)
+# the browser test of the HTML report runs headless chromium (tests/report_browser). They skip without
+# them, and the main job never needs them.
+test_packages=(slurm-wlm munge chromium)
 if ((with_tests)); then packages+=("${test_packages[@]}"); fi
 # Data: the training corpus is built from a Debian package's text (see docs/data.md).
 packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))

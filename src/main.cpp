@@ -1,5 +1,6 @@
 // k3lab: registers the subcommands and maps errors to exit codes; nothing else.
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/cfg/env.h>
@@ -7,18 +8,33 @@
 
 #include "cli/commands.hpp"
 #include "k3lab/build_info.hpp"
+#include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/protocol.hpp"
+#include "k3lab/core/thread_policy.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "k3lab/models/kernel_registration.hpp"
 
 int main(int argc, char** argv) {
+  // Idle OpenMP workers must sleep, not spin, before LibTorch starts its pool (core/thread_policy.hpp):
+  // the commands that compute run again with OMP_WAIT_POLICY=PASSIVE unless the user set it.
+  if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "bench")) {
+    if (const auto why = k3lab::core::restart_with_passive_openmp(argv)) {
+      std::cerr << "k3lab: warning: " << *why << "; idle OpenMP workers will spin (set OMP_WAIT_POLICY=passive)\n";
+    }
+  }
+  // Freed prompt and response buffers go back to the system: a long run's memory stays flat.
+  k3lab::core::apply_allocator_policy();
   spdlog::cfg::load_env_levels();
   spdlog::set_pattern("[%H:%M:%S] [%^%l%$] %v");
   // CUDA tensors in the models then run the k3lab kernels; a no-op without a CUDA LibTorch build.
   k3lab::models::register_cuda_kernels();
   CLI::App app{"k3lab: frozen, repeatable experiments on Kimi K3's ideas.\n" +
                std::string(k3lab::cli::kExitCodeHelp)};
-  app.set_version_flag("--version", std::string("k3lab ") + k3lab::build::kVersion + " (" + k3lab::build::kInfo + ")");
+  const auto threads = k3lab::core::choose_thread_policy(0);
+  app.set_version_flag("--version", std::string("k3lab ") + k3lab::build::kVersion + " (" + k3lab::build::kInfo +
+                                        ")\nthreads: " + std::to_string(threads.threads) + " by default (" +
+                                        threads.source + "; --threads sets LibTorch's and the BLAS pool; " +
+                                        "OMP_WAIT_POLICY for run and bench: passive unless set)");
   app.require_subcommand(1, 1);
   k3lab::cli::Context ctx;
   ctx.argv.assign(argv, argv + argc);

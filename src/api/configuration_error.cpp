@@ -23,4 +23,13 @@ std::optional<std::string> configuration_error(std::string_view error_class, int
   return std::nullopt;
 }
 
+std::string ConfigurationFailure::stop_reason() const {
+  return "configuration error (" + label + ") in unit " + unit + ": " + message +
+         ". The endpoint is misconfigured, not measured; fix it (docs/endpoints.md) and start a new run with --fresh";
+}
+
+nlohmann::json ConfigurationFailure::to_json() const {
+  return {{"unit", unit}, {"label", label}, {"message", message}};
+}
+
 }  // namespace k3lab::api

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -20,6 +21,7 @@ namespace k3lab::api {
 namespace {
 
 constexpr std::uint64_t kBodyHashSeed = 0x6B336C61622D6D6Bull;  // "k3lab-mk"
+constexpr std::uint64_t kSessionSeed = 0x6B336C61622D6964ull;   // "k3lab-id"
 constexpr long long kCreated = 1767225600;                      // fixed: responses are deterministic
 
 // The longest prefix of `text` of at most `max_bytes` that ends on a UTF-8 character boundary.
@@ -80,7 +82,9 @@ struct MockServer::Impl {
   PrefixCache cache;
 
   mutable std::mutex mutex;
-  std::map<std::uint64_t, int> arrivals;  // body hash -> times seen
+  std::map<std::uint64_t, int> arrivals;                    // chat body hash -> times seen (fault attempts)
+  std::map<std::uint64_t, std::uint64_t> request_arrivals;  // request key -> times seen (request ids)
+  std::uint64_t session_seed = hash64("", kSessionSeed);    // salts request ids (begin_session)
   std::vector<MockRequestRecord> log;
   std::size_t next_sequence = 0;
   std::size_t in_progress = 0;
@@ -127,8 +131,22 @@ struct MockServer::Impl {
     res.set_content(error_json(type, message).dump(), "application/json");
   }
 
-  void set_common_headers(httplib::Response& res, std::size_t sequence) const {
-    const std::string id = "mock-req-" + std::to_string(sequence);
+  // Names a request by what it is, never by when it came: a hash of the session, its method, path and
+  // body, and how many identical requests the session saw before it.
+  std::string identify(const httplib::Request& req) {
+    const std::uint64_t key = hash64(req.method + " " + req.path + "\n" + req.body, kBodyHashSeed);
+    std::uint64_t id = 0;
+    {
+      std::lock_guard lock(mutex);
+      id = hash64(std::to_string(key) + "#" + std::to_string(request_arrivals[key]++), session_seed);
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+    return hex;
+  }
+
+  void set_common_headers(httplib::Response& res, const std::string& request_id) const {
+    const std::string id = "mock-req-" + request_id;
     res.set_header("x-request-id", id);
     res.set_header("msh-request-id", id);
     res.set_header("x-k3lab-mock", "1");
@@ -194,11 +212,11 @@ struct MockServer::Impl {
     return out;
   }
 
-  nlohmann::json completion_body(const nlohmann::json& body, const Completion& c, std::size_t sequence) const {
+  nlohmann::json completion_body(const nlohmann::json& body, const Completion& c, const std::string& request_id) const {
     nlohmann::json message = {{"role", "assistant"}, {"content", c.content}};
     if (c.send_reasoning) message["reasoning_content"] = c.reasoning;
     if (!c.tool_calls.empty()) message["tool_calls"] = tool_calls_json(c.tool_calls);
-    return {{"id", "chatcmpl-mock-" + std::to_string(sequence)},
+    return {{"id", "chatcmpl-mock-" + request_id},
             {"object", "chat.completion"},
             {"created", kCreated},
             {"model", body["model"]},
@@ -209,9 +227,9 @@ struct MockServer::Impl {
 
   // The SSE text of a streamed completion, and where its first content-bearing event starts.
   std::pair<std::string, std::size_t> stream_text(const nlohmann::json& body, const Completion& c,
-                                                  std::size_t sequence) const {
+                                                  const std::string& request_id) const {
     const std::string eol = options.crlf ? "\r\n" : "\n";
-    const nlohmann::json head = {{"id", "chatcmpl-mock-" + std::to_string(sequence)},
+    const nlohmann::json head = {{"id", "chatcmpl-mock-" + request_id},
                                  {"object", "chat.completion.chunk"},
                                  {"created", kCreated},
                                  {"model", body["model"]},
@@ -256,14 +274,15 @@ struct MockServer::Impl {
     return {text, first_token_offset};
   }
 
-  // Every request: the next sequence number, the common response headers, and the start of its record.
+  // Every request: its arrival number, its id, the common response headers, and the start of its record.
   MockRequestRecord open_request(const httplib::Request& req, httplib::Response& res) {
     MockRequestRecord record;
     {
       std::lock_guard lock(mutex);
       record.sequence = next_sequence++;
     }
-    set_common_headers(res, record.sequence);
+    record.request_id = identify(req);
+    set_common_headers(res, record.request_id);
     record.path = req.path;
     record.had_authorization = req.has_header("Authorization");
     return record;
@@ -361,9 +380,9 @@ struct MockServer::Impl {
     std::string text;
     std::size_t first_token_offset = 0;
     if (record.stream) {
-      std::tie(text, first_token_offset) = stream_text(body, completion, record.sequence);
+      std::tie(text, first_token_offset) = stream_text(body, completion, record.request_id);
     } else {
-      text = completion_body(body, completion, record.sequence).dump();
+      text = completion_body(body, completion, record.request_id).dump();
     }
     record.status = 200;
     finish_record(record);
@@ -613,5 +632,13 @@ std::size_t MockServer::max_concurrent_requests() const {
 }
 
 void MockServer::clear_cache() { impl_->cache.clear(); }
+
+void MockServer::begin_session(std::string_view session) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->arrivals.clear();
+  impl_->request_arrivals.clear();
+  impl_->session_seed = hash64(session, kSessionSeed);
+  impl_->cache.clear();
+}
 
 }  // namespace k3lab::api

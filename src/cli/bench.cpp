@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "k3lab/api/sse_bench.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "k3lab/experiments/runner_scaling.hpp"
 #include "k3lab/models/kda_bench.hpp"
 #include "k3lab/sim/bench.hpp"
 #include "k3lab/train/bench.hpp"
@@ -95,6 +96,11 @@ const std::vector<BenchEntry>& bench_table() {
        "ffn_size [4 x d_model], vocab_size [256], sequence_length [512], batch_rows [4], steps [5], warmup [2], "
        "device [auto], threads [0], peak_flops, arms, output [md|json]",
        [](const Options& o, std::ostream& out) { return train::run_train_bench(o, out, train::default_bench_arms()); }},
+      {"runner",
+       "the runner's own work per unit over many empty units, by block of units: median/min/max ms and the "
+       "records fed to the window rule (goal: last block within 2x the first)",
+       "units [20000], block [1000]",
+       [](const Options& o, std::ostream& out) { return experiments::run_runner_bench(o, out); }},
       {"sse", "SSE framing and chat-chunk decoding throughput on a synthetic 64 MiB Kimi-shaped stream", "",
        [](const Options& o, std::ostream& out) {
          return run_without_options(o, "sse", [&] {

@@ -22,7 +22,7 @@ void register_report(CLI::App& app, Context& ctx) {
     const auto outcome = experiments::build_reports(*runs, *out, experiments::registry());
     for (const auto& e : outcome.entries) {
       std::cout << e.experiment_id << " (" << e.profile << "): " << e.status << " -> " << *out << "/" << e.page_dir
-                << "/index.md\n";
+                << "/index.html\n";
     }
     std::cout << "index: " << *out << "/index.html\n";
     for (const auto& damaged : outcome.damaged) {

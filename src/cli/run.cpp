@@ -103,7 +103,9 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
                   "API experiments: client-side request rate limit, to keep 429s rare (none)");
   cmd->add_option("--tokens-per-minute", opt.tokens_per_minute,
                   "API experiments: client-side token rate limit (prompt estimate + output cap per send; none)");
-  cmd->add_option("--threads", opt.threads, "Worker threads for parallel units or calls (0: the protocol's choice)")
+  cmd->add_option("--threads", opt.threads,
+                  "Cores a training unit keeps busy: LibTorch's intra-op pool and the BLAS pool; API calls run one "
+                  "at a time (0: the cores the CPU affinity allows)")
       ->capture_default_str();
   cmd->add_option("--device", opt.device, "Training device: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -123,7 +125,7 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
   cmd->add_flag("--no-requeue", opt.no_requeue, "With --executor slurm: ask Slurm not to requeue tasks");
   cmd->add_flag("--resubmit-errors", opt.resubmit_errors,
                 "With --executor slurm: submit units whose earlier task ended with an error that needs a person "
-                "(exit 2-5), once you have fixed its cause");
+                "(exit 2-4), once you have fixed its cause");
 }
 
 // The execution options every experiment's units receive.

@@ -10,7 +10,7 @@
 
 namespace k3lab::core {
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+void write_file_atomically(const std::filesystem::path& path, std::string_view content, Durability durability) {
   const std::filesystem::path tmp = path.string() + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -30,7 +30,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((durability == Durability::Durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw std::runtime_error("cannot flush " + path.string() + ": " + std::strerror(err));
@@ -38,7 +38,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " + std::strerror(errno));
   }
-  fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+  if (durability == Durability::Durable) {
+    fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+  }
 }
 
 void fsync_directory(const std::filesystem::path& folder) {

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "k3lab/core/atomic_file.hpp"
 #include "k3lab/core/bounded_json.hpp"
@@ -79,35 +78,53 @@ std::string record_problem(const nlohmann::json& record) {
   return "";
 }
 
-// Parses complete lines; returns the count. Throws naming the file and line when one is not a record.
-std::int64_t check_lines(const std::string& data, std::size_t complete_length, const std::filesystem::path& file,
-                         std::vector<nlohmann::json>* out) {
+// The record on line `number` of `file`; throws naming the file and line when it is not a record.
+nlohmann::json checked_record(std::string_view line, const std::filesystem::path& file, std::int64_t number) {
+  std::string problem;
+  nlohmann::json record;
+  try {
+    record = parse_json_bounded(line, "it", kLedgerLineJsonLimits);
+    problem = record_problem(record);
+  } catch (const JsonInputError& e) {
+    problem = e.what();
+  }
+  if (!problem.empty()) {
+    throw std::runtime_error(file.string() + " line " + std::to_string(number) + " is not a ledger record: " + problem +
+                             ". The ledger was edited or damaged by something other than k3lab "
+                             "(k3lab never rewrites complete lines): restore the file from a copy, or move the "
+                             "run dir aside and start anew with --fresh");
+  }
+  return record;
+}
+
+// Checks complete lines; returns the count.
+std::int64_t check_lines(const std::string& data, std::size_t complete_length, const std::filesystem::path& file) {
   std::int64_t count = 0;
   std::size_t start = 0;
   while (start < complete_length) {
     const std::size_t end = data.find('\n', start);
     const std::string_view line(data.data() + start, end - start);
     ++count;
-    if (!line.empty()) {
-      std::string problem;
-      nlohmann::json record;
-      try {
-        record = parse_json_bounded(line, "it", kLedgerLineJsonLimits);
-        problem = record_problem(record);
-      } catch (const JsonInputError& e) {
-        problem = e.what();
-      }
-      if (!problem.empty()) {
-        throw std::runtime_error(file.string() + " line " + std::to_string(count) + " is not a ledger record: " +
-                                 problem + ". The ledger was edited or damaged by something other than k3lab "
-                                 "(k3lab never rewrites complete lines): restore the file from a copy, or move the "
-                                 "run dir aside and start anew with --fresh");
-      }
-      if (out) out->push_back(std::move(record));
-    }
+    if (!line.empty()) checked_record(line, file, count);
     start = end + 1;
   }
   return count;
+}
+
+// Appends the records of one ledger file to `out`, line by line (the file is never held whole);
+// returns whether it ends in an incomplete line, which is skipped.
+bool read_ledger_file(const std::filesystem::path& file, LedgerRecords& out) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  std::int64_t number = 0;
+  while (std::getline(in, line)) {
+    if (in.eof()) return !line.empty();  // no newline after it: a writer is mid-line, or died there
+    ++number;
+    if (line.empty()) continue;
+    checked_record(line, file, number);
+    out.append_text(line);
+  }
+  return false;
 }
 
 }  // namespace
@@ -156,7 +173,7 @@ void LedgerWriter::check_existing_lines(const std::filesystem::path& run_dir) {
   const std::string data = read_all(fd_);
   const std::size_t last_newline = data.rfind('\n');
   const std::size_t complete = (last_newline == std::string::npos) ? 0 : last_newline + 1;
-  next_seq_ = check_lines(data, complete, path_, nullptr);
+  next_seq_ = check_lines(data, complete, path_);
   if (complete < data.size()) {
     // A writer died mid-line. Keep the fragment as an artifact (nothing is deleted), cut it, note it.
     const std::string fragment = data.substr(complete);
@@ -221,15 +238,15 @@ LedgerContents read_ledger(const std::filesystem::path& run_dir) {
     if (is_ledger_file_name(entry.path().filename().string())) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
+  std::uintmax_t total_bytes = 0;
   for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string data = buffer.str();
-    const std::size_t last_newline = data.rfind('\n');
-    const std::size_t complete = (last_newline == std::string::npos) ? 0 : last_newline + 1;
-    if (complete < data.size()) ++contents.torn_lines;
-    check_lines(data, complete, file, &contents.records);
+    std::error_code error;
+    const auto size = std::filesystem::file_size(file, error);
+    if (!error) total_bytes += size;
+  }
+  contents.records.reserve_text(static_cast<std::size_t>(total_bytes));
+  for (const auto& file : files) {
+    if (read_ledger_file(file, contents.records)) ++contents.torn_lines;
     contents.files.push_back(file.filename().string());
   }
   return contents;
@@ -244,11 +261,19 @@ std::vector<std::string> finished_units(const LedgerContents& ledger) {
 }
 
 std::map<std::string, std::vector<nlohmann::json>> duplicate_terminal_records(const LedgerContents& ledger) {
-  std::map<std::string, std::vector<nlohmann::json>> by_unit;
-  for (const auto& r : ledger.records) {
-    if (is_terminal_kind(r.value("kind", "")) && r.contains("unit")) by_unit[r["unit"].get<std::string>()].push_back(r);
+  // Positions first, so that only the duplicated records are ever parsed into the result.
+  std::map<std::string, std::vector<std::size_t>> positions;
+  for (auto it = ledger.records.begin(); it != ledger.records.end(); ++it) {
+    const auto r = *it;
+    if (is_terminal_kind(r.value("kind", "")) && r.contains("unit")) {
+      positions[r["unit"].get<std::string>()].push_back(it.index());
+    }
   }
-  std::erase_if(by_unit, [](const auto& entry) { return entry.second.size() < 2; });
+  std::map<std::string, std::vector<nlohmann::json>> by_unit;
+  for (const auto& [unit, indices] : positions) {
+    if (indices.size() < 2) continue;
+    for (const std::size_t index : indices) by_unit[unit].push_back(ledger.records[index]);
+  }
   return by_unit;
 }
 

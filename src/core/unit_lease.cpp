@@ -234,6 +234,8 @@ LeaseView LeaseTable::view_locked(const std::string& unit, const std::string& as
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
+  // Leases are not fsynced (write()): a power loss may leave an empty file, whose holder died with it.
+  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos) return view;
   Lease lease;
   try {
     lease = Lease::from_json(parse_json_bounded(text.str(), file.string(), kLeaseJsonLimits));
@@ -280,7 +282,11 @@ std::vector<Lease> LeaseTable::all() const {
   return leases;
 }
 
-void LeaseTable::write(const Lease& lease) const { write_file_atomically(file_of(lease.unit), lease.to_json().dump()); }
+// Not fsynced: a lease means something only while its holder lives, and a power loss ends every holder
+// on the machine. What must survive (the unit's terminal record) is in the ledger, which is.
+void LeaseTable::write(const Lease& lease) const {
+  write_file_atomically(file_of(lease.unit), lease.to_json().dump(), Durability::AtomicOnly);
+}
 
 ClaimResult LeaseTable::claim(const std::string& unit, const LeaseHolder& holder) {
   const Lock lock(folder_);
@@ -350,7 +356,6 @@ void LeaseTable::release(const std::string& unit, const std::string& token) {
   const LeaseView found = view_locked(unit, token);
   if (found.state != LeaseState::Mine) return;
   std::filesystem::remove(file_of(unit));
-  fsync_directory(folder_);
 }
 
 }  // namespace k3lab::core

@@ -1,6 +1,7 @@
 #include "k3lab/experiments/experiment.hpp"
 
 #include <map>
+#include <optional>
 
 namespace k3lab::experiments {
 
@@ -30,33 +31,38 @@ UnitOutcome UnitOutcome::failure(std::string failure_class, std::string detail, 
   return o;
 }
 
-std::vector<nlohmann::json> RunRecords::terminal_records() const {
-  std::map<std::string, nlohmann::json> by_unit;
+core::LedgerRecords RunRecords::terminal_records() const {
+  // Positions only: each record is parsed once here, and the result shares the ledger's text.
+  std::map<std::string, std::size_t> by_unit;
   std::vector<std::string> order;
-  for (const auto& r : ledger.records) {
-    if (!core::is_terminal_kind(r.value("kind", "")) || !r.contains("unit")) continue;
+  std::optional<std::size_t> plan;
+  for (auto it = ledger.records.begin(); it != ledger.records.end(); ++it) {
+    const auto r = *it;
+    const std::string kind = r.value("kind", "");
+    if (kind == "plan" && r.contains("units") && !plan) plan = it.index();
+    if (!core::is_terminal_kind(kind) || !r.contains("unit")) continue;
     const auto unit = r["unit"].get<std::string>();
     if (!by_unit.count(unit)) order.push_back(unit);
-    by_unit[unit] = r;
+    by_unit[unit] = it.index();
   }
   // Order by the frozen plan when there is one, so that sharded and single-process runs agree.
-  std::vector<nlohmann::json> out;
-  for (const auto& r : ledger.records) {
-    if (r.value("kind", "") != "plan" || !r.contains("units")) continue;
-    for (const auto& id : r["units"]) {
+  std::vector<std::size_t> out;
+  out.reserve(by_unit.size());
+  if (plan) {
+    const nlohmann::json plan_record = ledger.records[*plan];  // a named copy: the loop outlives temporaries
+    for (const auto& id : plan_record.at("units")) {
       auto it = by_unit.find(id.get<std::string>());
       if (it != by_unit.end()) {
         out.push_back(it->second);
         by_unit.erase(it);
       }
     }
-    break;
   }
   for (const auto& unit : order) {
     auto it = by_unit.find(unit);
     if (it != by_unit.end()) out.push_back(it->second);
   }
-  return out;
+  return ledger.records.subset(out);
 }
 
 nlohmann::json Experiment::plan_details(const core::Protocol&, const nlohmann::json&,
@@ -64,9 +70,28 @@ nlohmann::json Experiment::plan_details(const core::Protocol&, const nlohmann::j
   return nlohmann::json::object();
 }
 
-WindowVerdict Experiment::check_window(const core::Protocol&, const nlohmann::json&,
-                                       const std::vector<nlohmann::json>&) const {
-  return {};
+namespace {
+
+class NeverStops final : public WindowRule {
+ public:
+  void add(const nlohmann::json&) override {}
+  WindowVerdict verdict() const override { return {}; }
+};
+
+}  // namespace
+
+std::unique_ptr<WindowRule> Experiment::window_rule(const core::Protocol&, const nlohmann::json&) const {
+  return std::make_unique<NeverStops>();
+}
+
+WindowVerdict Experiment::check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
+                                       const std::vector<nlohmann::json>& terminal_records) const {
+  return verdict_over(*window_rule(protocol, parameters), terminal_records);
+}
+
+WindowVerdict verdict_over(WindowRule& rule, const std::vector<nlohmann::json>& terminal_records) {
+  for (const auto& record : terminal_records) rule.add(record);
+  return rule.verdict();
 }
 
 std::vector<std::string> Experiment::run_labels(const nlohmann::json&) const { return {}; }

@@ -11,11 +11,12 @@
 namespace k3lab::experiments {
 namespace {
 
-// errno values that say the machine, not the experiment, failed, with the fault's name.
+// errno values that say the machine, not the experiment, failed, with the fault's name (EFBIG: a file
+// size limit, `ulimit -f` or a file system's maximum file size).
 const std::vector<std::pair<int, const char*>>& environmental_errors() {
   static const std::vector<std::pair<int, const char*>> errors = {
-      {ENOSPC, "disk-full"}, {EDQUOT, "disk-quota"}, {EIO, "io-error"}, {EROFS, "read-only-filesystem"},
-      {ENOLCK, "lock-lost"}, {ESTALE, "stale-file-handle"}, {ENODEV, "device-gone"}};
+      {ENOSPC, "disk-full"},           {EDQUOT, "disk-quota"}, {EFBIG, "file-size-limit"},    {EIO, "io-error"},
+      {EROFS, "read-only-filesystem"}, {ENOLCK, "lock-lost"},  {ESTALE, "stale-file-handle"}, {ENODEV, "device-gone"}};
   return errors;
 }
 

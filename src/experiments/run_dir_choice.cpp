@@ -5,7 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/provenance.hpp"
+#include "k3lab/core/thread_policy.hpp"
 #include "runner_stages.hpp"
 
 namespace k3lab::experiments::stages {
@@ -39,6 +41,9 @@ nlohmann::json new_manifest(const Design& design, const RunRequest& request, con
   manifest["units_planned"] = design.units.size();
   manifest["labels"] = design.labels;
   manifest["options"] = request.options;
+  // The pools a training unit sets from it (train::apply_thread_policy); API calls run one at a time.
+  manifest["thread_policy"] = core::choose_thread_policy(request.options.value("threads", 0)).to_json();
+  manifest["allocator_policy"] = core::allocator_policy().to_json();
   manifest["provenance"] = core::provenance(protocol.path.parent_path(), request.argv);
   if (!data_parallel.is_null()) manifest["data_parallel"] = data_parallel;
   return manifest;

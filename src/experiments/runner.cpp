@@ -41,7 +41,7 @@ RunSummary run_in_dir(Experiment& experiment, const stages::Design& design, cons
     summary.message = run.path.string() + ": planned " + std::to_string(design.units.size()) + " units";
     return summary;
   }
-  auto terminal = RunRecords{run.manifest, ledger, run.path}.terminal_records();
+  std::vector<nlohmann::json> terminal = RunRecords{run.manifest, ledger, run.path}.terminal_records();
   auto selected = stages::select_units(design, request, terminal);
   if (auto* refused = std::get_if<RunSummary>(&selected)) return *refused;
   auto todo = std::get<std::vector<const Unit*>>(selected);

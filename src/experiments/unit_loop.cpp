@@ -3,6 +3,7 @@
 #include <map>
 #include <new>
 
+#include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/progress.hpp"
 #include "k3lab/experiments/fault_class.hpp"
 #include "runner_stages.hpp"
@@ -92,6 +93,9 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
     if (r.value("kind", "") == "attempt") ++attempts[r.value("unit", "")];
   }
   core::Progress progress(loop.design.protocol.id, loop.design.units.size(), terminal.size());
+  // Fed each terminal record once, earlier ones first: the check after a unit does not rescan the run.
+  const auto window = loop.experiment.window_rule(loop.design.protocol, loop.design.parameters);
+  for (const auto& record : terminal) window->add(record);
   RunEnv env{loop.design.protocol, loop.design.parameters, loop.request.profile, run.path, run.path / "artifacts",
              loop.design.frozen, loop.request.options, nullptr, nullptr, &stop_flag()};
   env.distributed = loop.group;
@@ -125,6 +129,7 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const bool recorded = outcome && loop.claims.finish(unit->id, [&] {
       terminal.push_back(loop.writer.append(terminal_record(loop, *unit, *outcome, seconds)));
+      window->add(terminal.back());
     });
     if (!recorded) {
       if (loop.claims.lost(unit->id) || outcome) lease_lost(loop, *unit, summary);
@@ -134,8 +139,9 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
     }
     ++summary.ran_now;
     progress.advance();
+    core::release_free_memory();  // the unit's buffers go back to the system (core/allocator_policy.hpp)
 
-    const auto verdict = loop.experiment.check_window(loop.design.protocol, loop.design.parameters, terminal);
+    const auto verdict = window->verdict();
     release_peers(index, !verdict.stop && !stop_flag().load());
     if (verdict.stop) {
       loop.writer.append({{"kind", "window"}, {"stop", true}, {"reason", verdict.reason}, {"data", verdict.data}});

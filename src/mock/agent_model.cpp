@@ -109,8 +109,10 @@ nlohmann::json agent_mock_assumptions(const AgentMockOptions& o) {
            "partly: finish_reason length is documented, what a cut turn keeps is not"),
       item("a cut assistant turn replayed in the history", "accepted; the agent plans again from the tool results",
            "no"),
-      item("prompt caching", "automatic prefix cache over the serialized request (tools JSON first, then messages), "
-                             "whole 1 KiB blocks; a reordered tools array misses from its first block",
+      item("prompt caching",
+           "automatic prefix cache over the serialized request (tools JSON first, then messages), "
+           "whole 1 KiB blocks; a reordered tools array misses from its first block; empty at the "
+           "start of every agent run, so no run hits what another one cached",
            "partly: byte-exact prefix matching is stated by Moonshot staff; block size and the serialization are not"),
       item("token counts", "about 4 bytes per token for prompt, reasoning, content and tool calls",
            "no: a stand-in for Kimi's tokenizer"),

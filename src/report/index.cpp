@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "k3lab/report/html_page.hpp"
 #include "k3lab/report/page.hpp"
 #include "k3lab/report/svg.hpp"
 #include "output_files.hpp"
@@ -77,8 +78,8 @@ std::string html_page(const std::vector<IndexedPage>& pages) {
             xml_escape(e.experiment_id) + "</code></td><td>" + xml_escape(or_dash(e.evidence_class)) + "</td><td>" +
             xml_escape(or_dash(e.profile)) + "</td><td>" + xml_escape(or_dash(e.status)) + "</td><td class=\"" +
             (e.frozen ? "frozen" : "not-frozen") + "\">" + frozen_text(e.frozen) + "</td><td><a href=\"" +
-            xml_escape(detail::url_path(e.page_dir + "/index.md")) + "\">" + xml_escape(e.page_dir + "/index.md") +
-            "</a></td></tr>\n";
+            xml_escape(detail::url_path(e.page_dir + "/index.html")) + "\">" +
+            xml_escape(e.page_dir + "/index.html") + "</a></td></tr>\n";
   }
   html += "</tbody>\n</table>\n";
   for (std::size_t i = 0; i < pages.size(); ++i) {
@@ -88,7 +89,7 @@ std::string html_page(const std::vector<IndexedPage>& pages) {
             xml_escape(e.experiment_id) + "</code> · profile " + xml_escape(or_dash(e.profile)) + " · " +
             xml_escape(or_dash(e.evidence_class)) + " · <span class=\"" + (e.frozen ? "frozen" : "not-frozen") +
             "\">" + frozen_text(e.frozen) + "</span> · " + xml_escape(or_dash(e.status)) + " · <a href=\"" +
-            xml_escape(detail::url_path(e.page_dir + "/index.md")) + "\">full page</a></p>\n";
+            xml_escape(detail::url_path(e.page_dir + "/index.html")) + "\">full page</a></p>\n";
     for (const std::string& label : e.labels) {
       html += "<p class=\"not-frozen\">WARNING: " + xml_escape(label) + "</p>\n";
     }
@@ -127,12 +128,27 @@ std::string readme(const std::vector<IndexedPage>& pages) {
   return md;
 }
 
+// The index links HTML pages only; a folder that holds only a Markdown note (a damaged run dir's) gets
+// that note shown as written in an index.html beside it.
+void add_html_note(const IndexEntry& entry, const std::filesystem::path& out_dir) {
+  const std::filesystem::path folder = out_dir / entry.page_dir;
+  if (std::filesystem::exists(folder / "index.html") || !std::filesystem::exists(folder / "index.md")) return;
+  std::string up;
+  for (const auto& part : std::filesystem::path(entry.page_dir).lexically_normal()) {
+    if (!part.empty() && part != ".") up += "../";
+  }
+  detail::write_text_file(folder / "index.html", note_html(entry.experiment_id + ": " + or_dash(entry.status),
+                                                           detail::read_text_file(folder / "index.md"),
+                                                           up + "index.html"));
+}
+
 }  // namespace
 
 void render_index(const std::vector<IndexEntry>& entries, const std::filesystem::path& out_dir) {
   std::vector<IndexedPage> pages;
   for (const IndexEntry& entry : entries) {
     check_page_dir(entry, out_dir);
+    add_html_note(entry, out_dir);
     pages.push_back({&entry, charts_in(out_dir, entry.page_dir)});
   }
   std::error_code error;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <system_error>
 
@@ -46,6 +47,15 @@ void write_text_file(const std::filesystem::path& path, std::string_view content
     std::filesystem::remove(temporary, error);
     throw std::runtime_error("cannot move " + temporary.string() + " to " + path.string() + ": " + error.message());
   }
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) {
+    throw std::runtime_error("cannot read " + path.string() + ": check that it exists and is readable");
+  }
+  return content;
 }
 
 std::string url_path(std::string_view path) {

@@ -13,6 +13,9 @@ void check_file_stem(std::string_view stem, std::string_view what);
 // Writes the whole file through a temporary next to it and a rename, so a reader never sees half of it.
 void write_text_file(const std::filesystem::path& path, std::string_view content);
 
+// The whole file; throws std::runtime_error naming the file when it cannot be read.
+std::string read_text_file(const std::filesystem::path& path);
+
 // Percent-encodes a relative path for use in a link (keeps letters, digits, "-._~/").
 std::string url_path(std::string_view path);
 

@@ -1,6 +1,7 @@
-// One experiment's report page: index.md with the evidence header, results, failure log, excluded
-// data and provenance, plus tables/<id>.csv|json and charts/<id>.svg. Built fully in memory before
-// anything is written, so a bad page fails without leaving a half-rendered folder.
+// One experiment's report page: index.md and index.html (the same page, from the same data) with the
+// evidence header, results, failure log, excluded data and provenance, plus tables/<id>.csv|json and
+// charts/<id>.svg. Built fully in memory before anything is written, so a bad page fails without
+// leaving a half-rendered folder.
 #include <filesystem>
 #include <map>
 #include <set>
@@ -9,8 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "k3lab/report/html_page.hpp"
 #include "k3lab/report/page.hpp"
 #include "output_files.hpp"
+#include "page_sections.hpp"
 
 namespace k3lab::report {
 
@@ -39,14 +42,10 @@ namespace {
 
 struct RenderedPage {
   std::string index_md;
+  std::string index_html;
   std::map<std::string, std::string> tables;  // file name -> content
   std::map<std::string, std::string> charts;
 };
-
-// Recorded text (model output, error messages) may hold invalid UTF-8: replace it rather than throw.
-std::string dump_json(const nlohmann::json& value, int indent) {
-  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 std::string ensure_paragraph(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -60,74 +59,29 @@ std::string bullet_list(const std::vector<std::string>& items, const std::string
   return out;
 }
 
-void flatten_json(const nlohmann::json& value, const std::string& key, std::vector<std::pair<std::string, std::string>>& out) {
-  if (value.is_object() && !value.empty()) {
-    for (const auto& [child_key, child] : value.items()) {
-      flatten_json(child, key.empty() ? child_key : key + "." + child_key, out);
-    }
-  } else if (value.is_string()) {
-    out.emplace_back(key, value.get<std::string>());
-  } else {
-    out.emplace_back(key, dump_json(value, -1));
-  }
-}
-
 std::string log_section(const std::string& heading, const std::vector<LogEntry>& entries) {
   std::string out = "## " + heading + "\n\n";
   if (entries.empty()) return out + "none\n\n";
-  std::map<std::string, std::size_t> by_reason;
-  for (const LogEntry& entry : entries) ++by_reason[entry.reason.empty() ? "(no reason recorded)" : entry.reason];
-  out += std::to_string(entries.size()) + (entries.size() == 1 ? " entry" : " entries") + "; by reason: ";
-  bool first = true;
-  for (const auto& [reason, count] : by_reason) {
-    out += (first ? "" : ", ") + reason + " (" + std::to_string(count) + ")";
-    first = false;
-  }
-  out += ".\n\n";
-  Table table;
-  table.id = heading;
-  table.columns = {"Unit", "Kind", "Reason", "Detail"};
-  for (const LogEntry& entry : entries) {
-    table.rows.push_back({Cell(entry.unit), Cell(entry.kind),
-                          Cell(entry.reason.empty() ? std::string("(no reason recorded)") : entry.reason),
-                          Cell(entry.detail)});
-  }
-  return out + table_markdown(table) + "\n";
+  return out + detail::log_summary(entries) + "\n\n" + table_markdown(detail::log_table(heading, entries)) + "\n";
 }
 
 std::string provenance_section(const nlohmann::json& provenance) {
   std::string out = "## Provenance\n\n";
-  if (provenance.is_null() || (provenance.is_object() && provenance.empty())) {
-    return out + "none recorded (no manifest was available to this page)\n";
-  }
-  std::vector<std::pair<std::string, std::string>> rows;
-  flatten_json(provenance, "", rows);
-  Table table;
-  table.id = "provenance";
-  table.columns = {"Key", "Value"};
-  for (auto& [key, value] : rows) table.rows.push_back({Cell(key.empty() ? std::string("(value)") : key), Cell(value)});
-  return out + table_markdown(table);
+  if (!detail::has_provenance(provenance)) return out + "none recorded (no manifest was available to this page)\n";
+  return out + table_markdown(detail::provenance_table(provenance));
 }
 
 std::string header(const Page& page) {
-  std::string out = "# " + (page.title.empty() ? page.experiment_id : page.title) + "\n\n";
+  std::string out = "# " + detail::page_title(page) + "\n\n";
   if (page.profile == "smoke") out += std::string("> **") + kSmokeBanner + "**\n\n";
   out += "**Experiment:** `" + page.experiment_id + "` · **Profile:** " +
          (page.profile.empty() ? std::string("(none)") : "`" + page.profile + "`") +
          " · **Evidence class:** " + (page.evidence_class.empty() ? std::string("(not stated)") : page.evidence_class) +
          "\n\n";
   if (page.frozen) {
-    out += "> **Protocol:** " + (page.frozen_detail.empty() ? std::string("FROZEN (no freeze detail recorded)")
-                                                            : page.frozen_detail) + "\n\n";
+    out += "> **Protocol:** " + detail::protocol_statement(page) + "\n\n";
   } else {
-    // The detail may already start with "NOT FROZEN:"; say it once, loudly.
-    std::string detail = page.frozen_detail;
-    const std::string prefix = "NOT FROZEN";
-    if (detail.rfind(prefix, 0) == 0) detail.erase(0, detail.find_first_not_of(": -", prefix.size()));
-    if (detail.empty() || detail.find_first_not_of(' ') == std::string::npos) {
-      detail = "this run did not use a frozen protocol; its numbers are for development only and are not evidence.";
-    }
-    out += "> **NOT FROZEN** — " + detail + "\n\n";
+    out += "> **NOT FROZEN** — " + detail::protocol_statement(page) + "\n\n";
   }
   for (const std::string& label : page.labels) out += "> **WARNING:** " + label + "\n\n";
   out += "**Status:** " + (page.status.empty() ? std::string("(not stated)") : page.status) + "\n\n";
@@ -161,7 +115,7 @@ RenderedPage render_in_memory(const Page& page) {
           throw std::invalid_argument(where + ": table id '" + table.id + "' is used twice on this page; give each table its own id");
         }
         rendered.tables[csv_name] = table_csv(table);
-        rendered.tables[table.id + ".json"] = dump_json(table_json(table), 2) + "\n";
+        rendered.tables[table.id + ".json"] = detail::dump_json(table_json(table), 2) + "\n";
         if (!table.title.empty()) md += "### " + table.title + "\n\n";
         md += table_markdown(table) + "\n";
         if (!table.caption.empty()) md += ensure_paragraph(table.caption);
@@ -188,6 +142,7 @@ RenderedPage render_in_memory(const Page& page) {
   md += log_section("Failure log", page.failures);
   md += log_section("Excluded data", page.excluded);
   md += provenance_section(page.provenance);
+  rendered.index_html = page_html(page);
   return rendered;
 }
 
@@ -226,6 +181,7 @@ std::filesystem::path render_page(const Page& page, const std::filesystem::path&
   for (const auto& [name, content] : rendered.tables) detail::write_text_file(tables / name, content);
   for (const auto& [name, content] : rendered.charts) detail::write_text_file(charts / name, content);
   detail::write_text_file(folder / "index.md", rendered.index_md);
+  detail::write_text_file(folder / "index.html", rendered.index_html);
   return folder;
 }
 

@@ -6,6 +6,7 @@
 
 #include "k3lab/report/page.hpp"
 #include "k3lab/report/svg.hpp"
+#include "table_cells.hpp"
 
 namespace k3lab::report {
 
@@ -15,24 +16,8 @@ std::string table_name(const Table& table) {
   return table.id.empty() ? std::string("table") : "table '" + table.id + "'";
 }
 
-void check_table(const Table& table) {
-  if (table.columns.empty()) {
-    throw std::invalid_argument(table_name(table) + " has no columns; set Table::columns before adding rows");
-  }
-  std::set<std::string> seen;
-  for (const std::string& column : table.columns) {
-    if (!seen.insert(column).second) {
-      throw std::invalid_argument(table_name(table) + " has the column '" + column +
-                                  "' twice; column names must be unique (they key the JSON rows)");
-    }
-  }
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    if (table.rows[r].size() != table.columns.size()) {
-      throw std::invalid_argument(table_name(table) + " row " + std::to_string(r) + " has " +
-                                  std::to_string(table.rows[r].size()) + " cells but the table has " +
-                                  std::to_string(table.columns.size()) + " columns; give every row one cell per column");
-    }
-  }
+bool is_number(const Cell& cell) {
+  return std::holds_alternative<double>(cell.value) || std::holds_alternative<std::int64_t>(cell.value);
 }
 
 // The cell as plain text: doubles with the cell's significant digits, missing values empty.
@@ -47,22 +32,6 @@ std::string cell_text(const Cell& cell) {
     return format_significant(*d, cell.precision);
   }
   return "";
-}
-
-// The cell as a reader sees it in Markdown: counts grouped by thousands, no exponents for large values,
-// "–" for a missing value. CSV and JSON keep cell_text / the raw value for tools.
-std::string reading_text(const Cell& cell) {
-  if (std::holds_alternative<std::monostate>(cell.value)) return "–";
-  if (const auto* i = std::get_if<std::int64_t>(&cell.value)) return group_thousands(*i);
-  if (const auto* d = std::get_if<double>(&cell.value)) {
-    (void)cell_text(cell);  // validates the precision
-    return format_for_reading(*d, cell.precision);
-  }
-  return cell_text(cell);
-}
-
-bool is_number(const Cell& cell) {
-  return std::holds_alternative<double>(cell.value) || std::holds_alternative<std::int64_t>(cell.value);
 }
 
 std::string markdown_cell(const std::string& text) {
@@ -92,27 +61,64 @@ std::string csv_field(const std::string& text) {
 
 }  // namespace
 
+namespace detail {
+
+void check_table(const Table& table) {
+  if (table.columns.empty()) {
+    throw std::invalid_argument(table_name(table) + " has no columns; set Table::columns before adding rows");
+  }
+  std::set<std::string> seen;
+  for (const std::string& column : table.columns) {
+    if (!seen.insert(column).second) {
+      throw std::invalid_argument(table_name(table) + " has the column '" + column +
+                                  "' twice; column names must be unique (they key the JSON rows)");
+    }
+  }
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (table.rows[r].size() != table.columns.size()) {
+      throw std::invalid_argument(table_name(table) + " row " + std::to_string(r) + " has " +
+                                  std::to_string(table.rows[r].size()) + " cells but the table has " +
+                                  std::to_string(table.columns.size()) + " columns; give every row one cell per column");
+    }
+  }
+}
+
+std::string reading_text(const Cell& cell) {
+  if (std::holds_alternative<std::monostate>(cell.value)) return "–";
+  if (const auto* i = std::get_if<std::int64_t>(&cell.value)) return group_thousands(*i);
+  if (const auto* d = std::get_if<double>(&cell.value)) {
+    (void)cell_text(cell);  // validates the precision
+    return format_for_reading(*d, cell.precision);
+  }
+  return cell_text(cell);
+}
+
+bool numeric_column(const Table& table, std::size_t column) {
+  bool numeric = false;
+  for (const auto& row : table.rows) {
+    if (std::holds_alternative<std::monostate>(row[column].value)) continue;
+    if (!is_number(row[column])) return false;
+    numeric = true;
+  }
+  return numeric;
+}
+
+}  // namespace detail
+
 std::string table_markdown(const Table& table) {
-  check_table(table);
+  detail::check_table(table);
   std::string out = "|";
   for (const std::string& column : table.columns) out += " " + markdown_cell(column) + " |";
   out += "\n|";
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
-    // Right-align columns that hold only numbers (and at least one), as numbers read best that way.
-    bool numeric = false;
-    bool only_numbers = true;
-    for (const auto& row : table.rows) {
-      if (std::holds_alternative<std::monostate>(row[c].value)) continue;
-      numeric = true;
-      only_numbers = only_numbers && is_number(row[c]);
-    }
-    out += numeric && only_numbers ? "---:|" : "---|";
+    // Right-align columns that hold only numbers, as numbers read best that way.
+    out += detail::numeric_column(table, c) ? "---:|" : "---|";
   }
   out += "\n";
   for (const auto& row : table.rows) {
     out += "|";
     for (const Cell& cell : row) {
-      out += " " + markdown_cell(reading_text(cell)) + " |";
+      out += " " + markdown_cell(detail::reading_text(cell)) + " |";
     }
     out += "\n";
   }
@@ -120,7 +126,7 @@ std::string table_markdown(const Table& table) {
 }
 
 std::string table_csv(const Table& table) {
-  check_table(table);
+  detail::check_table(table);
   std::string out;
   for (std::size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
   out += "\n";
@@ -132,7 +138,7 @@ std::string table_csv(const Table& table) {
 }
 
 nlohmann::json table_json(const Table& table) {
-  check_table(table);
+  detail::check_table(table);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : table.rows) {
     nlohmann::json object = nlohmann::json::object();

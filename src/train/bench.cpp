@@ -1,7 +1,10 @@
 #include "k3lab/train/bench.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -10,12 +13,14 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/models/layer_schedule.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/device.hpp"
 #include "k3lab/train/optimizer.hpp"
+#include "k3lab/train/thread_pools.hpp"
 
 namespace k3lab::train {
 namespace {
@@ -78,13 +83,20 @@ void print_markdown(const nlohmann::json& report, std::ostream& out) {
       << shape.at("head_dim").get<std::int64_t>() << ", T " << shape.at("sequence_length").get<std::int64_t>()
       << ", batch " << shape.at("batch_rows").get<std::int64_t>() << " rows, " << report.at("steps").get<std::int64_t>()
       << " timed steps after " << report.at("warmup").get<std::int64_t>() << " warmup\n\n";
-  out << "| arm | schedule | parameters | tokens/s | step ms | model GFLOP/token | MFU |\n";
-  out << "|---|---|---:|---:|---:|---:|---:|\n";
+  const auto& policy = report.at("settings").at("thread_policy");
+  out << "threads: " << policy.at("threads").get<int>() << " (" << policy.at("source").get<std::string>()
+      << "); LibTorch intra-op " << policy.at("intra_op").get<int>() << ", inter-op " << policy.at("inter_op").get<int>()
+      << "; BLAS " << policy.at("blas").dump() << "; OMP_WAIT_POLICY " << policy.at("openmp_wait_policy").get<std::string>()
+      << "; allocator " << report.at("settings").at("allocator").dump() << "\n\n";
+  out << "| arm | schedule | parameters | tokens/s (median step) | step ms median [min, max] | cores busy | "
+         "model GFLOP/token | MFU |\n";
+  out << "|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : report.at("arms")) {
     std::ostringstream line;
     line << std::fixed << "| " << r["arm"].get<std::string>() << " | " << r["schedule"].get<std::string>() << " | "
          << r["parameters"].get<std::int64_t>() << " | " << std::setprecision(0) << r["tokens_per_s"].get<double>()
-         << " | " << std::setprecision(2) << r["step_ms"].get<double>() << " | " << std::setprecision(4)
+         << " | " << std::setprecision(2) << r["step_ms"].get<double>() << " [" << r["step_ms_min"].get<double>() << ", "
+         << r["step_ms_max"].get<double>() << "] | " << r["cores_busy"].get<double>() << " | " << std::setprecision(4)
          << r["model_flops_per_token"].get<double>() / 1e9 << " | ";
     if (r["mfu"].is_null()) line << "n/a";
     else line << std::setprecision(2) << 100.0 * r["mfu"].get<double>() << "%";
@@ -93,6 +105,45 @@ void print_markdown(const nlohmann::json& report, std::ostream& out) {
   out << "\nMFU = model FLOPs/token x tokens/s / peak FLOP/s"
       << (report.at("peak_flops").is_null() ? " (no peak on CPU: pass peak_flops)" : "")
       << "; model FLOPs are an estimate (see include/k3lab/train/bench.hpp). fp32 weights.\n";
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Step times over the timed steps: median (what tokens/s uses), min and max; and the CPU time the
+// process used per second of wall time while they ran (1.0: one busy core).
+struct StepTimes {
+  std::vector<double> seconds;
+  double cores_busy = 0;
+};
+
+StepTimes time_steps(const std::function<void()>& step, std::int64_t steps, const torch::Device& device) {
+  StepTimes times;
+  const double cpu_start = process_cpu_seconds();
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    synchronize(device);
+    times.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  times.cores_busy = (process_cpu_seconds() - cpu_start) / wall;
+  std::sort(times.seconds.begin(), times.seconds.end());
+  return times;
+}
+
+double median_of_sorted(const std::vector<double>& v) {
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// What the numbers ran with: the thread pools and the allocator (core/allocator_policy.hpp).
+nlohmann::json run_settings(const nlohmann::json& thread_policy) {
+  return {{"thread_policy", thread_policy}, {"allocator", core::allocator_policy().to_json()}};
 }
 
 }  // namespace
@@ -119,7 +170,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     const int threads = static_cast<int>(integer(options, "threads", 0));
     if (L == 0) throw std::invalid_argument("bench option n_layers must be positive");
     if (steps == 0 || T < 2 || B == 0) throw std::invalid_argument("bench: steps, batch_rows and sequence_length must be positive");
-    if (threads > 0) torch::set_num_threads(threads);
+    const auto thread_policy = apply_thread_policy(core::choose_thread_policy(threads));
     const auto device = resolve_device(options.value("device", std::string("auto")));
     std::optional<double> peak;
     if (options.contains("peak_flops")) peak = options.at("peak_flops").get<double>();
@@ -168,17 +219,17 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
       for (std::int64_t i = 0; i < warmup; ++i) step();
       synchronize(device);
       reset_peak_memory(device);
-      const auto start = std::chrono::steady_clock::now();
-      for (std::int64_t i = 0; i < steps; ++i) step();
-      synchronize(device);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double tokens_per_s = static_cast<double>(B * T * steps) / seconds;
+      const auto times = time_steps(step, steps, device);
+      const double tokens_per_s = static_cast<double>(B * T) / median_of_sorted(times.seconds);
       const double fpt = flops_per_token(config, T);
       nlohmann::json row = {{"arm", arm.name},
                             {"schedule", config.schedule},
                             {"parameters", models::count_parameters(config)},
                             {"tokens_per_s", tokens_per_s},
-                            {"step_ms", 1000.0 * seconds / static_cast<double>(steps)},
+                            {"step_ms", 1000.0 * median_of_sorted(times.seconds)},
+                            {"step_ms_min", 1000.0 * times.seconds.front()},
+                            {"step_ms_max", 1000.0 * times.seconds.back()},
+                            {"cores_busy", times.cores_busy},
                             {"model_flops_per_token", fpt},
                             {"mfu", peak ? nlohmann::json(fpt * tokens_per_s / *peak) : nlohmann::json(nullptr)}};
       if (const auto bytes = peak_memory_bytes(device)) row["peak_training_bytes"] = *bytes;
@@ -186,6 +237,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     }
     nlohmann::json report = {{"device", device.str()},
                              {"threads", torch::get_num_threads()},
+                             {"settings", run_settings(thread_policy)},
                              {"shape", {{"d_model", D}, {"n_layers", L}, {"n_heads", H}, {"head_dim", hd},
                                         {"sequence_length", T}, {"batch_rows", B}, {"vocab_size", V}}},
                              {"steps", steps},

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <system_error>
 
 #include <torch/serialize.h>
 
@@ -72,10 +73,35 @@ std::vector<std::string> complete_folders(const fs::path& dir) {
   return names;
 }
 
+// The archive is streamed through our own writer, which always tells LibTorch it wrote everything and
+// keeps the first error: when LibTorch's own file writer fails (a full disk), its destructor throws
+// again while finishing the zip, and the process ends in std::terminate (exit 134) instead of an error.
 void save_archive(const fs::path& file, const std::function<void(torch::serialize::OutputArchive&)>& fill) {
   torch::serialize::OutputArchive archive;
   fill(archive);
-  archive.save_to(file.string());
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create " + file.string());
+  int first_error = 0;
+  archive.save_to([&](const void* data, size_t size) -> size_t {
+    const char* bytes = static_cast<const char*>(data);
+    for (size_t done = 0; first_error == 0 && done < size;) {
+      ssize_t n = static_cast<ssize_t>(size - done);  // no data: a gap of zeros, skipped over
+      if (bytes) {
+        n = ::write(fd, bytes + done, size - done);
+      } else if (::lseek(fd, static_cast<off_t>(n), SEEK_CUR) < 0) {
+        n = -1;
+      }
+      if (n < 0 && errno != EINTR) first_error = errno;
+      if (n > 0) done += static_cast<size_t>(n);
+    }
+    return size;
+  });
+  if (::close(fd) != 0 && first_error == 0) first_error = errno;
+  if (first_error != 0) {
+    throw std::system_error(first_error, std::generic_category(),
+                            "cannot write the checkpoint file " + file.string() +
+                                (first_error == ENOSPC ? "; the disk is full: free space and run again" : ""));
+  }
   fsync_file(file);
 }
 

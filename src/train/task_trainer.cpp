@@ -1,3 +1,4 @@
+#include "k3lab/train/thread_pools.hpp"
 #include "k3lab/train/task_trainer.hpp"
 
 #include <algorithm>
@@ -104,7 +105,7 @@ TrainingRun::TrainingRun(TrainingTask& task, const LoopConfig& config, const Dat
 }
 
 void TrainingRun::place_model() {
-  if (config_.threads > 0) torch::set_num_threads(config_.threads);
+  apply_thread_policy(core::choose_thread_policy(config_.threads));
   device_ = resolve_device(config_.device);
   if (dist_) {
     if (device_.type() != dist_->device().type()) {

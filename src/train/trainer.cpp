@@ -1,3 +1,4 @@
+#include "k3lab/train/thread_pools.hpp"
 #include "k3lab/train/trainer.hpp"
 
 #include <algorithm>
@@ -66,7 +67,7 @@ LmTrainResult train(const TrainerConfig& config, const Dataset& data, const Trai
                                 " differs from model.vocab_size " + std::to_string(config.model.vocab_size));
   }
   // Threads first: the model is built (and initialised) with the thread count it trains with.
-  if (config.threads > 0) torch::set_num_threads(config.threads);
+  apply_thread_policy(core::choose_thread_policy(config.threads));
   DecoderLmTask task(config, data, hooks.evaluate);
   LmTrainResult result;
   static_cast<TrainResult&>(result) = train_task(task, config, data, hooks);

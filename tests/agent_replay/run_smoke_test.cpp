@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "agent_replay/agent_replay_experiment.hpp"
+#include "agent_replay/operation_record.hpp"
 #include "agent_replay/units.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -106,7 +107,7 @@ TEST(AgentReplaySmoke, EveryFaultShowsItsEffectAndOnlyTheNoKeyArmDuplicatesAMuta
     EXPECT_EQ(cut["model_turns"].get<int>(), control["model_turns"].get<int>() + 1);
 
     const json& reordered = at.at({"reordered-tools", task})["data"];
-    // Later tasks find the reversed declarations cached by earlier reordered runs, never more.
+    // The reversed declarations miss the cache from the first block on (each run starts with an empty one).
     EXPECT_LE(reordered["calls"][1]["cached_tokens"].get<int>(), control["calls"][1]["cached_tokens"].get<int>()) << task;
   }
   EXPECT_EQ(at.at({"reordered-tools", 1})["data"]["calls"][1]["cached_tokens"], 0);  // its first sight of the order
@@ -187,6 +188,87 @@ TEST(AgentReplaySmoke, AnEndpointThatKeepsDroppingInvalidatesTheWindow) {
   const auto page = experiments::build_page(summary.run_dir, dir.path() / "runs", one_module_catalog());
   const auto folder = report::render_page(page, dir.path() / "report");
   EXPECT_NE(read_file(folder / "index.md").find("This window is invalid"), std::string::npos);
+}
+
+// Runs one chosen unit to its end, then stops the run before that unit's record is written, as a
+// SIGKILL right after its last call would: the next process (a fresh embedded mock) finds the unit
+// open with an operation record, sets that record aside and runs the unit again.
+class AgentReplayStoppedInUnit : public ar::AgentReplayExperiment {
+ public:
+  explicit AgentReplayStoppedInUnit(std::string unit_id) : stop_in_(std::move(unit_id)) {}
+
+  experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
+    auto outcome = ar::AgentReplayExperiment::run_unit(unit, env);
+    if (unit.id != stop_in_) return outcome;
+    experiments::stop_flag().store(true);
+    throw api::CallInterrupted("test: stopped after the run of " + unit.id + ", before its record");
+  }
+
+ private:
+  std::string stop_in_;
+};
+
+// What the endpoint named each call of an operation record: call index, response id, request ids.
+json call_identifiers(const std::filesystem::path& record) {
+  json ids = json::array();
+  const ar::OperationRecord opened(record);
+  for (const auto& call : opened.state().calls) {
+    const json& r = call.at("record");
+    ids.push_back({r.at("call_index"), r.at("response_id"), r.at("request_ids")});
+  }
+  return ids;
+}
+
+TEST(AgentReplaySmoke, AResumedRunEqualsAnUninterruptedOneApartFromTheAbandonedAttempt) {
+  CleanEnv env;
+  ScratchDir dir;
+  const auto straight = experiments::run_experiment(smoke_request(dir.path() / "straight"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.message;
+  const auto reference = terminal(straight.run_dir);
+  ASSERT_GT(reference.size(), 4u);
+
+  // A later arm of the first task: in one process it follows runs that sent the same first turn.
+  const std::string stopped_in = reference[3]["unit"].get<std::string>();
+  auto interrupted = smoke_request(dir.path() / "resumed");
+  interrupted.experiment_factory = [stopped_in] { return std::make_unique<AgentReplayStoppedInUnit>(stopped_in); };
+  const auto first = experiments::run_experiment(interrupted);
+  experiments::stop_flag().store(false);
+  ASSERT_EQ(first.exit_code, experiments::kExitInterrupted) << first.message;
+  ASSERT_EQ(first.results, 3u);
+  const auto resumed = experiments::run_experiment(smoke_request(dir.path() / "resumed"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.message;
+  ASSERT_EQ(resumed.run_dir, first.run_dir);
+  const auto records = terminal(resumed.run_dir);
+
+  ASSERT_EQ(records.size(), reference.size());
+  std::map<std::string, json> expected;
+  for (const auto& r : reference) expected[r["unit"].get<std::string>()] = r;
+  for (const auto& r : records) {
+    const std::string unit = r["unit"].get<std::string>();
+    ASSERT_TRUE(expected.count(unit)) << unit;
+    const json& want = expected.at(unit);
+    auto got = core::deterministic_part(r);
+    // The fields a resume may change (README, "What a run guarantees"): the record set aside and the
+    // cost of the attempt it holds.
+    EXPECT_EQ(got["data"].contains("abandoned_records"), unit == stopped_in) << unit;
+    if (unit == stopped_in) {
+      const std::string name = ar::operation_record_name(unit);
+      const std::string aside = name.substr(0, name.size() - 6) + ".abandoned-1.jsonl";
+      EXPECT_EQ(got["data"]["abandoned_records"], json::array({"artifacts/agent-replay/" + aside}));
+      // The abandoned attempt was the whole run, answered as in the uninterrupted one.
+      EXPECT_DOUBLE_EQ(got["data"]["metrics"]["abandoned_attempt_cost_usd"].get<double>(),
+                       want["data"]["metrics"]["cost_usd"].get<double>());
+      EXPECT_EQ(call_identifiers(resumed.run_dir / "artifacts" / "agent-replay" / aside),
+                call_identifiers(straight.run_dir / want["data"]["operation_record"].get<std::string>()));
+      got["data"].erase("abandoned_records");
+      got["data"]["metrics"]["abandoned_attempt_cost_usd"] = 0.0;
+    }
+    EXPECT_EQ(got, core::deterministic_part(want)) << unit;
+    // The identifiers the embedded mock gave derive from the unit and the request, not the process.
+    EXPECT_EQ(call_identifiers(resumed.run_dir / r["data"]["operation_record"].get<std::string>()),
+              call_identifiers(straight.run_dir / want["data"]["operation_record"].get<std::string>()))
+        << unit;
+  }
 }
 
 }  // namespace

@@ -136,6 +136,50 @@ TEST(MockClient, WarmPrefixReportsCachedTokensAndACacheBusterReportsZero) {
                                              // breaks the first block
 }
 
+// A request's ids name the request, not its arrival: two servers asked the same things in different
+// orders give each request the same ids; the identical request asked again gets new ones; a new
+// session forgets earlier arrivals and the prompt cache, and salts the ids with its name.
+TEST(MockClient, IdsDeriveFromTheRequestAndTheSessionNotTheArrivalOrder) {
+  ScopedEnv no_key(kNoKeyEnv, nullptr);
+  MockServer first;
+  MockServer second;
+  first.start(0);
+  second.start(0);
+  ChatClient to_first(client_config_for(first, kNoKeyEnv));
+  ChatClient to_second(client_config_for(second, kNoKeyEnv));
+  const json x = user_request("Which ids do I get? " + std::string(3000, 'x'), false);
+  const json y = user_request("And in a stream?", true);
+  const auto ids = [](const ChatResult& r) {
+    EXPECT_TRUE(r.ok()) << r.record.error_message;
+    return std::make_pair(r.record.request_ids.at("x-request-id"), r.record.response_id);
+  };
+  const auto first_x = ids(to_first.complete(x));
+  const auto first_y = ids(to_first.complete(y));
+  const auto first_x_again = ids(to_first.complete(x));
+  const auto second_y = ids(to_second.complete(y));
+  const auto second_x = ids(to_second.complete(x));
+  EXPECT_EQ(first_x, second_x);
+  EXPECT_EQ(first_y, second_y);
+  EXPECT_NE(first_x, first_x_again);
+  EXPECT_NE(first_x, first_y);
+  const std::string hex = first_x.first.substr(std::string("mock-req-").size());
+  EXPECT_EQ(hex.size(), 16u);
+  EXPECT_EQ(first_x.second, "chatcmpl-mock-" + hex);
+
+  // The first server saw x twice, the second once; after begin_session both answer x as a first arrival.
+  const auto cached = [&](const ChatClient& client) { return client.complete(x).record.cached_tokens; };
+  EXPECT_GT(cached(to_first), 0);
+  first.begin_session("task=1/arm=control/rep=1");
+  second.begin_session("task=1/arm=control/rep=1");
+  const ChatResult fresh = to_first.complete(x);
+  EXPECT_EQ(fresh.record.cached_tokens, 0);
+  const auto session_x = ids(fresh);
+  EXPECT_EQ(session_x, ids(to_second.complete(x)));
+  EXPECT_NE(session_x, first_x);  // the same arrival in another session has other ids
+  second.begin_session("task=1/arm=control/rep=2");
+  EXPECT_NE(ids(to_second.complete(x)), session_x);
+}
+
 TEST(MockClient, ProtocolViolationsAre400sAndNotRetried) {
   ScopedEnv no_key(kNoKeyEnv, nullptr);
   MockServerOptions options;

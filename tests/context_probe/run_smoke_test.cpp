@@ -9,6 +9,7 @@
 
 #include "context_probe/context_probe_experiment.hpp"
 #include "k3lab/mock/reader_model.hpp"
+#include "k3lab/api/chat_client.hpp"
 #include "k3lab/api/mock_server.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/core/ledger.hpp"
@@ -264,6 +265,70 @@ TEST(ContextProbeSmoke, AResumeAfterTwentyFourHoursIsRefusedAndStopsTheWindow) {
     EXPECT_EQ(r["reason"], "window-expired");
     EXPECT_EQ(r["timing"]["window_start_utc"], "2026-01-01T00:00:00.000Z");  // read back from the ledger
     EXPECT_FALSE(r["data"].contains("call"));                                 // refused before sending
+  }
+}
+
+// Runs one chosen unit, then stops the run before that unit's record is written, as a SIGKILL right
+// after its call would: the unit stays open and the next process (a fresh embedded mock) redoes it.
+class ContextProbeStoppedInUnit : public cp::ContextProbeExperiment {
+ public:
+  ContextProbeStoppedInUnit(std::string unit_id, cp::RunHooks hooks)
+      : cp::ContextProbeExperiment(std::move(hooks)), stop_in_(std::move(unit_id)) {}
+
+  experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
+    auto outcome = cp::ContextProbeExperiment::run_unit(unit, env);
+    if (unit.id != stop_in_) return outcome;
+    experiments::stop_flag().store(true);
+    throw api::CallInterrupted("test: stopped after the call of " + unit.id + ", before its record");
+  }
+
+ private:
+  std::string stop_in_;
+};
+
+TEST(ContextProbeSmoke, AResumedRunEqualsAnUninterruptedOneApartFromTheReprimingCall) {
+  CleanEnv env;
+  ScratchDir dir;
+  const auto straight = experiments::run_experiment(smoke_request(dir.path() / "straight"));
+  ASSERT_EQ(straight.exit_code, 0) << straight.message;
+  const auto reference = terminal(straight.run_dir);
+
+  // The warm cell of the second block in execution order: its priming call ran in the first process.
+  const auto units = smoke_units();
+  ASSERT_GT(units.size(), 6u);
+  const std::string stopped_in = units[5].id;
+  ASSERT_EQ(units[5].spec["stratum"], "warm");
+  ASSERT_EQ(units[4].id, units[5].spec["primed_by"]);
+  auto interrupted = smoke_request(dir.path() / "resumed");
+  interrupted.experiment_factory = [stopped_in] {
+    return std::make_unique<ContextProbeStoppedInUnit>(stopped_in, cp::RunHooks{});
+  };
+  const auto first = experiments::run_experiment(interrupted);
+  experiments::stop_flag().store(false);
+  ASSERT_EQ(first.exit_code, experiments::kExitInterrupted) << first.message;
+  ASSERT_EQ(first.results, 5u);
+  const auto resumed = experiments::run_experiment(smoke_request(dir.path() / "resumed"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.message;
+  ASSERT_EQ(resumed.run_dir, first.run_dir);
+  const auto records = terminal(resumed.run_dir);
+
+  ASSERT_EQ(records.size(), reference.size());
+  std::map<std::string, nlohmann::json> expected;
+  for (const auto& r : reference) expected[r["unit"].get<std::string>()] = r;
+  for (const auto& r : records) {
+    const std::string unit = r["unit"].get<std::string>();
+    ASSERT_TRUE(expected.count(unit)) << unit;
+    auto got = core::deterministic_part(r);
+    // The one field a resume may add (README, "What a run guarantees"): the priming request sent
+    // again before a warm cell whose priming call ran in an earlier process.
+    EXPECT_EQ(got["data"].contains("reprime"), unit == stopped_in) << unit;
+    if (unit == stopped_in && got["data"].contains("reprime")) {
+      // The repeated priming call is answered as the priming unit's own call was.
+      const auto& primed = expected.at(units[4].id)["data"]["call"];
+      EXPECT_EQ(got["data"]["reprime"]["call"], primed);
+      got["data"].erase("reprime");
+    }
+    EXPECT_EQ(got, core::deterministic_part(expected.at(unit))) << unit;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/runner.hpp"
+#include "common/kind_count_window_rule.hpp"
 #include "test_protocol_fixture.hpp"
 
 using namespace k3lab;
@@ -45,12 +46,8 @@ class CountingExperiment : public experiments::Experiment {
     core::Rng rng(core::stream_seed(env.parameters["seed"].get<std::uint64_t>(), {static_cast<std::uint64_t>(i)}));
     return experiments::UnitOutcome::result({{"value", rng.next_u64()}}, {{"wall", calls}});
   }
-  experiments::WindowVerdict check_window(const core::Protocol&, const nlohmann::json&,
-                                          const std::vector<nlohmann::json>& terminal) const override {
-    int invalid = 0;
-    for (const auto& r : terminal) invalid += r["kind"] == "invalid";
-    if (invalid >= 2) return {true, "two invalid units", {{"invalid", invalid}}};
-    return {};
+  std::unique_ptr<experiments::WindowRule> window_rule(const core::Protocol&, const nlohmann::json&) const override {
+    return std::make_unique<k3lab::testing::KindCountWindowRule>("invalid", 2, "two invalid units", "invalid");
   }
   void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
   int calls = 0;

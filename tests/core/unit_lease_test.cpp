@@ -179,6 +179,21 @@ TEST(UnitLease, ADamagedLeaseFileIsAnErrorNamingIt) {
   }
 }
 
+// Leases are not fsynced: after a power loss a lease file may be empty. Its holder died with the
+// machine, so the unit is free; only a non-empty file that is not a lease is damage (above).
+TEST(UnitLease, AnEmptyLeaseFileLeftByAPowerLossIsFree) {
+  k3lab::testing::TempDir dir("lease");
+  FakeWorld world;
+  core::LeaseTable table(dir.path(), world.settings());
+  const auto file = table.file_of("u");
+  dir.write(std::filesystem::relative(file, dir.path()), "");
+  EXPECT_EQ(table.view("u").state, LeaseState::Free);
+  const auto claimed = table.claim("u", holder("A"));
+  EXPECT_EQ(claimed.outcome, ClaimOutcome::Claimed);
+  EXPECT_FALSE(claimed.previous);
+  EXPECT_EQ(table.view("u").state, LeaseState::Live);
+}
+
 TEST(UnitLease, ThreadsRacingForOneUnitGetItOnce) {
   k3lab::testing::TempDir dir("lease");
   for (int round = 0; round < 20; ++round) {

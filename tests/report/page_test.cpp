@@ -81,8 +81,8 @@ TEST_F(PageTest, WritesTheExpectedFiles) {
   const auto files = snapshot(folder);
   std::vector<std::string> names;
   for (const auto& [name, content] : files) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"charts/loss-curve.svg", "index.md", "tables/per-seed.csv",
-                                             "tables/per-seed.json"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"charts/loss-curve.svg", "index.html", "index.md",
+                                             "tables/per-seed.csv", "tables/per-seed.json"}));
   EXPECT_EQ(files.at("tables/per-seed.csv"), "seed,baseline,attn-res\n1,3.123,3.099\n2,3.2,\"n/a, crashed\"\n");
   const auto json = nlohmann::json::parse(files.at("tables/per-seed.json"));
   EXPECT_DOUBLE_EQ(json[0]["baseline"].get<double>(), 3.1234);
@@ -149,7 +149,7 @@ TEST_F(PageTest, TwoRendersAreByteIdentical) {
   EXPECT_EQ(a, snapshot(root_ / "b"));
   render_page(sample_page(true), root_ / "a");  // re-render in place
   EXPECT_EQ(a, snapshot(root_ / "a"));
-  EXPECT_EQ(a.size(), 4u);
+  EXPECT_EQ(a.size(), 5u);
 }
 
 TEST_F(PageTest, StaleOutputsFromAnEarlierRenderAreRemoved) {
@@ -211,7 +211,8 @@ TEST_F(PageTest, IndexListsEveryPageWithItsCharts) {
   render_index(entries, root_);
   const std::string html = read(root_ / "index.html");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_NE(html.find("<a href=\"attn-res-smoke/index.md\">"), std::string::npos) << html;
+  EXPECT_NE(html.find("<a href=\"attn-res-smoke/index.html\">"), std::string::npos) << html;
+  EXPECT_EQ(html.find("index.md"), std::string::npos) << "the index links HTML pages only";
   EXPECT_NE(html.find("<img src=\"attn-res-smoke/charts/loss-curve.svg\""), std::string::npos);
   EXPECT_NE(html.find("Memory pool &lt;admission&gt; &amp; more"), std::string::npos);
   EXPECT_NE(html.find(">NOT FROZEN<"), std::string::npos);

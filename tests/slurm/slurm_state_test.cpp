@@ -111,11 +111,11 @@ TEST(SlurmState, ClassifiesEndsByWhatTheyMeanForTheRunningUnit) {
 }
 
 TEST(SlurmState, DeterministicExitCodesNeedAPersonOthersRunAgain) {
-  // By hand, from experiments::ExitCode: 2 usage, 3 protocol, 4 window rule, 5 runner missing.
-  for (const std::string code : {"2:0", "3:0", "4:0", "5:0"}) {
+  // By hand, from experiments::ExitCode: 2 usage, 3 protocol, 4 window rule.
+  for (const std::string code : {"2:0", "3:0", "4:0"}) {
     EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "FAILED", code, ""}), TaskEnd::NeedsPerson) << code;
   }
-  for (const std::string code : {"1:0", "130:0", "0:9", "0:15", "", "garbage", "6:0"}) {
+  for (const std::string code : {"1:0", "130:0", "0:9", "0:15", "", "garbage", "5:0", "6:0"}) {
     EXPECT_EQ(exec::classify(TaskState{"1", 0, "", "FAILED", code, ""}), TaskEnd::Interrupted) << code;
   }
   // A deterministic code under another state (a cancelled task's code) is not FAILED's verdict.
@@ -139,7 +139,7 @@ TEST(SlurmState, TheTablesAreTheWholeMappingWithoutRepeats) {
   }
   std::set<int> codes;
   for (const auto& rule : exec::exit_code_table()) EXPECT_TRUE(codes.insert(rule.code).second) << rule.code;
-  EXPECT_EQ(codes, (std::set<int>{0, 1, 2, 3, 4, 5, 130}));
+  EXPECT_EQ(codes, (std::set<int>{0, 1, 2, 3, 4, 130}));
 }
 
 namespace {

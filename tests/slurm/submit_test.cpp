@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/kind_count_window_rule.hpp"
 #include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/rng.hpp"
@@ -54,12 +55,8 @@ class CountingExperiment : public experiments::Experiment {
                                     {unit.spec["index"].get<std::uint64_t>()}));
     return experiments::UnitOutcome::result({{"value", rng.next_u64()}});
   }
-  experiments::WindowVerdict check_window(const core::Protocol&, const nlohmann::json&,
-                                          const std::vector<nlohmann::json>& terminal) const override {
-    int failures = 0;
-    for (const auto& r : terminal) failures += r["kind"] == "failure";
-    if (failures >= 2) return {true, "two failed units", {{"failures", failures}}};
-    return {};
+  std::unique_ptr<experiments::WindowRule> window_rule(const core::Protocol&, const nlohmann::json&) const override {
+    return std::make_unique<k3lab::testing::KindCountWindowRule>("failure", 2, "two failed units", "failures");
   }
   void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
 

@@ -30,6 +30,9 @@ TEST(FaultClass, EnvironmentalFaultsByTypeCodeAndMessage) {
   EXPECT_EQ(classify_exception(io).reason, "io-error");
   const std::system_error quota(EDQUOT, std::generic_category(), "write");
   EXPECT_EQ(classify_exception(quota).reason, "disk-quota");
+  const std::system_error too_big(EFBIG, std::generic_category(), "write");  // past RLIMIT_FSIZE
+  EXPECT_EQ(classify_exception(too_big).reason, "file-size-limit");
+  EXPECT_TRUE(classify_exception(too_big).environmental);
   // LibTorch's errors carry the system message or the stream error as text only.
   EXPECT_EQ(classify_exception(std::runtime_error("[enforce fail at inline_container.cc:471] . PytorchStreamWriter "
                                                   "failed writing file data/0: file write failed"))

@@ -47,19 +47,23 @@ inline bool of_unit(const nlohmann::json& record, const std::string& arm, std::u
 // The terminal record of (arm, seed) becomes a failure of class `reason`.
 inline void fail(RunRecords& records, const std::string& arm, std::uint64_t seed, const std::string& reason) {
   int changed = 0;
-  for (auto& r : records.ledger.records) {
+  auto edited = records.ledger.records.to_vector();  // the ledger holds text; edit parsed copies
+  for (auto& r : edited) {
     if (!of_unit(r, arm, seed)) continue;
     r = {{"kind", "failure"}, {"unit", r.at("unit")}, {"spec", r.at("spec")}, {"reason", reason},
          {"detail", reason + " injected by the test"}, {"data", {{"arm", arm}, {"seed", seed}}}};
     ++changed;
   }
+  records.ledger.records = core::LedgerRecords(edited);
   ASSERT_EQ(changed, 1) << arm << " seed " << seed;
 }
 
 // The unit of (arm, seed) has no terminal record: it is still open.
 inline void reopen(RunRecords& records, const std::string& arm, std::uint64_t seed) {
   const auto before = records.ledger.records.size();
-  std::erase_if(records.ledger.records, [&](const nlohmann::json& r) { return of_unit(r, arm, seed); });
+  auto kept = records.ledger.records.to_vector();
+  std::erase_if(kept, [&](const nlohmann::json& r) { return of_unit(r, arm, seed); });
+  records.ledger.records = core::LedgerRecords(kept);
   ASSERT_EQ(records.ledger.records.size(), before - 1);
 }
 

@@ -24,7 +24,10 @@
 // The rendered prompt is `tools` JSON then each message's JSON, one per line, in request order, so a
 // reordered tool list or an edited early message changes the bytes the cache sees.
 // Every response carries the header `x-k3lab-mock: 1` and system_fingerprint "k3lab-mock", so a record
-// can say "simulated endpoint".
+// can say "simulated endpoint". Ids depend on the request, never on arrival order: x-request-id and
+// msh-request-id "mock-req-<hex>" and the completion id "chatcmpl-mock-<hex>", where <hex> hashes the
+// session (begin_session), the method, path and body, and how many identical requests the session saw
+// before. A run that restarts its process is therefore answered with the ids of an uninterrupted one.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -105,7 +108,8 @@ struct MockServerOptions {
 };
 
 struct MockRequestRecord {
-  std::size_t sequence = 0;  // arrival order
+  std::size_t sequence = 0;  // arrival order (never sent: ids derive from the request)
+  std::string request_id;    // the <hex> of its ids (see above)
   std::string path;
   int status = 0;
   FaultKind fault = FaultKind::none;
@@ -139,6 +143,11 @@ class MockServer {
   std::vector<MockRequestRecord> received() const;
   std::size_t max_concurrent_requests() const;  // peak number of chat requests in progress at once
   void clear_cache();
+  // From now on, answers as a server started afresh for `session`: forgets earlier arrivals (fault
+  // attempts and id counts restart) and the prompt cache, and salts ids with `session`. An experiment
+  // that calls it before each unit gets answers that depend on the unit alone, not on what ran before
+  // it in the process. Call it between requests, not during one.
+  void begin_session(std::string_view session);
 
  private:
   struct Impl;

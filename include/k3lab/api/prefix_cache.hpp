@@ -15,9 +15,11 @@ class PrefixCache {
  public:
   // block_bytes > 0. Memory stays under about max_blocks block ids: the cache keeps two generations,
   // and when the newer one would pass max_blocks / 2 the older one is dropped (blocks used since the
-  // last turnover survive, like an LRU at generation granularity). 2^21 ids is about 80 MB and holds
-  // some 500 prompts of one million tokens.
-  explicit PrefixCache(std::size_t block_bytes = 1024, std::size_t max_blocks = std::size_t{1} << 21);
+  // last turnover survive, like an LRU at generation granularity). 2^18 ids is about 10 MB and holds
+  // the last 35 to 70 prompts of one million tokens: enough for every reuse k3lab's experiments make (a
+  // warm cell directly follows its priming call), small enough that a long run's memory levels off early
+  // (2^21 grew a 300-unit run at 1,048,576 tokens by 36 MB: docs/benchmarks.md).
+  explicit PrefixCache(std::size_t block_bytes = 1024, std::size_t max_blocks = std::size_t{1} << 18);
 
   // Bytes of the longest cached whole-block prefix of `prompt`; then stores all of its whole blocks.
   std::size_t lookup_and_insert(std::string_view prompt);

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/core/ledger_records.hpp"
+
 namespace k3lab::core {
 
 bool is_terminal_kind(const std::string& kind);
@@ -49,7 +51,7 @@ class LedgerWriter {
 };
 
 struct LedgerContents {
-  std::vector<nlohmann::json> records;  // every complete record of every shard (file order, shards by name)
+  LedgerRecords records;                // every complete record of every shard (file order, shards by name)
   std::vector<std::string> files;       // the shard files read
   std::size_t torn_lines = 0;           // incomplete last lines skipped (a writer may be active)
 };
@@ -57,7 +59,8 @@ struct LedgerContents {
 // Reads ledger.jsonl and every ledger.<worker>.jsonl in `run_dir`. Throws naming the file and line
 // when a complete line is not a valid record: JSON (within kLedgerLineJsonLimits), an object, a
 // non-empty string "kind", a string "unit" when present (required on terminal records), an integer
-// "seq" and a string "t" when present, a plan's "units" an array of strings.
+// "seq" and a string "t" when present, a plan's "units" an array of strings. Reads line by line and keeps
+// each record's text (about one byte of RAM per ledger byte; see ledger_records.hpp).
 LedgerContents read_ledger(const std::filesystem::path& run_dir);
 
 // True for ledger.jsonl and ledger.<worker>.jsonl (not their .lock files).

@@ -4,7 +4,7 @@
 // same unit (issue 12), and a Slurm task counts as gone only when its lease has expired (issue 20).
 //
 // A lease is a small JSON file, <run dir>/leases/<sha256(unit)[:16]>.json, written atomically (temp,
-// fsync, rename, folder fsync) under an flock on leases/.lock, carrying the holder (worker, pid and
+// rename; not fsynced: a power loss ends its holder too) under an flock on leases/.lock, carrying the holder (worker, pid and
 // its start time, host and boot id, Slurm job/step, a random token) and an expiry. The holder renews
 // it well before it expires; it is marked done in the same locked section that appends the unit's
 // terminal record, so a process that lost its lease never writes one.

@@ -22,7 +22,7 @@ enum class UnitPhase {
   Running,  // a live lease covers it (its process runs it), or its Slurm task is running it now
   Queued,   // its Slurm task is pending, or running another unit of its shard
   Pending,  // no terminal record, no live lease, no live task: the next submission (or local run) runs it
-  Blocked,  // its task ended with a deterministic error (exit 2-5): a person must fix the cause first
+  Blocked,  // its task ended with a deterministic error (exit 2-4): a person must fix the cause first
 };
 std::string to_string(UnitPhase phase);
 

@@ -22,7 +22,7 @@ struct SlurmSubmitOptions {
   std::vector<std::string> slurm_options;  // --slurm-opt items ("partition=gpu", "--time=04:00:00")
   std::optional<std::size_t> shard_count;  // --shard N: N array tasks, task i runs --shard i/N
   bool requeue = true;                     // --requeue (default): let Slurm requeue preempted/failed-node tasks
-  bool resubmit_errors = false;            // --resubmit-errors: a person fixed what made earlier tasks exit 2-5
+  bool resubmit_errors = false;            // --resubmit-errors: a person fixed what made earlier tasks exit 2-4
   bool dry_run = false;                    // plan the run dir and print the script; submit nothing
   std::filesystem::path k3lab_binary;      // default: this executable
   CommandRunner runner;                    // default: run_command (tests answer with canned outputs)
@@ -46,7 +46,7 @@ struct SubmitResult {
 // Plans (or resumes) the run dir exactly as `k3lab run` would, records Slurm failures of earlier
 // tasks, and submits the pending units that no live lease covers. Refuses (exit 1) while an earlier
 // task of this run dir is still queued or running, and while a task that ended with a deterministic
-// error (exit 2-5) still owns units, unless resubmit_errors. `request.shard` and `request.worker` must
+// error (exit 2-4) still owns units, unless resubmit_errors. `request.shard` and `request.worker` must
 // be empty: tasks choose theirs.
 SubmitResult submit_to_slurm(const experiments::RunRequest& request, const SlurmSubmitOptions& options);
 

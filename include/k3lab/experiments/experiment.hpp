@@ -66,13 +66,27 @@ struct WindowVerdict {
   nlohmann::json data;
 };
 
+// A window rule fed the run's terminal records one at a time, in ledger order. It keeps running counts,
+// so the check after each unit costs the same whether the run has ten units or twenty thousand.
+class WindowRule {
+ public:
+  virtual ~WindowRule() = default;
+  virtual void add(const nlohmann::json& terminal_record) = 0;
+  // The verdict over every record added so far.
+  virtual WindowVerdict verdict() const = 0;
+};
+
+// Feeds `rule` every record of `terminal_records` and returns its verdict.
+WindowVerdict verdict_over(WindowRule& rule, const std::vector<nlohmann::json>& terminal_records);
+
 // Everything a summary may read: the manifest and the ledger (union of shards), nothing live.
 struct RunRecords {
   nlohmann::json manifest;
   core::LedgerContents ledger;
   std::filesystem::path run_dir;
-  // Terminal record per unit id (last one wins if a unit had several, which the runner prevents).
-  std::vector<nlohmann::json> terminal_records() const;
+  // Terminal record per unit id (last one wins if a unit had several, which the runner prevents), in
+  // plan order. Shares the ledger's text: read by value, one record at a time (ledger_records.hpp).
+  core::LedgerRecords terminal_records() const;
 };
 
 class Experiment {
@@ -106,9 +120,13 @@ class Experiment {
     (void)include_prompt;
     return std::nullopt;
   }
-  // Optional window rule, evaluated after each terminal record with all records so far.
-  virtual WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
-                                     const std::vector<nlohmann::json>& terminal_records) const;
+  // The window rule for these parameters (default: one that never stops); the runner feeds it each
+  // terminal record and stops the run when its verdict says so.
+  virtual std::unique_ptr<WindowRule> window_rule(const core::Protocol& protocol,
+                                                  const nlohmann::json& parameters) const;
+  // The verdict of a fresh window rule fed every record of `terminal_records`.
+  WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
+                             const std::vector<nlohmann::json>& terminal_records) const;
   // Labels every record and page of a run carries (e.g. "simulated endpoint"); from options.
   virtual std::vector<std::string> run_labels(const nlohmann::json& options) const;
   // Fills tables, charts and text (the page header, failure log and excluded data are filled by the

@@ -13,8 +13,8 @@ struct FaultClass {
 };
 
 // Environmental: core::EnvironmentFault; a std::system_error (std::filesystem::filesystem_error
-// included) whose code is one of the I/O faults of the table (ENOSPC, EDQUOT, EIO, EROFS, ENOLCK, ESTALE,
-// ENODEV); and any exception whose message carries one of those system messages or a LibTorch
+// included) whose code is one of the I/O faults of the table (ENOSPC, EDQUOT, EFBIG, EIO, EROFS, ENOLCK,
+// ESTALE, ENODEV); and any exception whose message carries one of those system messages or a LibTorch
 // checkpoint stream error (LibTorch reports them only as c10::Error text). Everything else is an
 // outcome of the arm ("exception").
 FaultClass classify_exception(const std::exception& error);

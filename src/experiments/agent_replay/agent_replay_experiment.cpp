@@ -77,12 +77,16 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
 }
 
 UnitOutcome AgentReplayExperiment::run_unit(const Unit& unit, RunEnv& env) {
-  return runner(env, unit).run(unit, env.artifacts_dir);
+  AgentRunner& agent = runner(env, unit);
+  // Each run meets a mock that has seen nothing before it (no cached prefix, no earlier arrival, ids
+  // of its own), so a unit is answered alike whether or not earlier units ran in this process: a
+  // resumed run equals an uninterrupted one.
+  if (embedded_) embedded_->begin_session(unit.id);
+  return agent.run(unit, env.artifacts_dir);
 }
 
-WindowVerdict AgentReplayExperiment::check_window(const core::Protocol&, const nlohmann::json& parameters,
-                                                  const std::vector<nlohmann::json>& terminal_records) const {
-  return check_invalid_window(parse_parameters(parameters), terminal_records);
+std::unique_ptr<WindowRule> AgentReplayExperiment::window_rule(const core::Protocol&, const nlohmann::json& parameters) const {
+  return invalid_window_rule(parse_parameters(parameters));
 }
 
 std::vector<std::string> AgentReplayExperiment::run_labels(const nlohmann::json& options) const {

@@ -35,8 +35,8 @@ class AgentReplayExperiment : public Experiment {
   nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
                               const std::vector<Unit>& units) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
-  WindowVerdict check_window(const core::Protocol& protocol, const nlohmann::json& parameters,
-                             const std::vector<nlohmann::json>& terminal_records) const override;
+  std::unique_ptr<WindowRule> window_rule(const core::Protocol& protocol,
+                                          const nlohmann::json& parameters) const override;
   // "simulated endpoint: not evidence about Kimi K3" for the embedded mock (see endpoint_choice.hpp).
   std::vector<std::string> run_labels(const nlohmann::json& options) const override;
   void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override;

@@ -1,6 +1,7 @@
 #include "agent_replay/summary.hpp"
 
 #include <map>
+#include <set>
 
 #include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
@@ -144,16 +145,26 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
       later.y.push_back(a.cached_ratio_after_turn_1().value_or(0.0));
     }
   }
+  // The embedded mock starts every run with an empty cache (agent_replay_experiment.cpp); any other
+  // endpoint keeps one cache for the whole window.
+  const bool cache_per_run = d.endpoints == std::set<std::string>{"embedded-mock"};
+  const std::string cache_note =
+      cache_per_run
+          ? "Each run starts with an empty prompt cache (the embedded mock), so a ratio counts only what a run "
+            "reused of its own earlier turns; a fault's cache effect is the drop at the turn where it acts "
+            "(turn-level numbers are in each run's ledger record)."
+          : "Runs share the endpoint's prompt cache, and the arms of a task run one after another: turn 1 is the "
+            "same request in every arm, and later turns repeat an earlier arm's request until a fault changes "
+            "it, so later arms find more of their prompt cached. Read the ratios as what this window's cache "
+            "did, not as a clean per-arm effect; a fault's own cache effect is the drop at the turn where it "
+            "acts (turn-level numbers are in each run's ledger record).";
   table.caption = "Prices: the protocol's table (USD per million tokens: cache hit " +
                   report::format_significant(p.cache_hit_usd_per_million, 4) + ", cache miss " +
                   report::format_significant(p.cache_miss_usd_per_million, 4) + ", output " +
                   report::format_significant(p.output_usd_per_million, 4) +
                   "). Cost counts every call, failed and abandoned attempts included; a completed task is a "
-                  "validated success. Runs share the endpoint's prompt cache, and the arms of a task run one after "
-                  "another: turn 1 is the same request in every arm, and later turns repeat an earlier arm's request "
-                  "until a fault changes it, so later arms find more of their prompt cached. Read the ratios as "
-                  "what this window's cache did, not as a clean per-arm effect; a fault's own cache effect is the "
-                  "drop at the turn where it acts (turn-level numbers are in each run's ledger record).";
+                  "validated success. " +
+                  cache_note;
   std::size_t usage_missing = 0;
   for (const auto& a : d.arms) usage_missing += a.usage_missing_calls;
   if (usage_missing > 0) {

@@ -1,6 +1,5 @@
 #include "agent_replay/window_rule.hpp"
 
-#include <array>
 #include <map>
 #include <optional>
 
@@ -28,64 +27,77 @@ bool rejected_unfaulted(const nlohmann::json& data) {
   return !applied || fault["turn"].get<int>() > last.value("turn", 0);
 }
 
-// The first call error of any run that shows a misconfigured endpoint: (unit, label, message).
-std::optional<std::array<std::string, 3>> first_configuration_error(const std::vector<nlohmann::json>& records) {
-  for (const auto& r : records) {
-    const auto data = r.find("data");
-    if (data == r.end() || !data->contains("api_errors") || !(*data)["api_errors"].is_array()) continue;
-    for (const auto& e : (*data)["api_errors"]) {
-      if (const auto label =
-              api::configuration_error(e.value("error_class", ""), e.value("http_status", 0), e.value("message", ""))) {
-        return std::array<std::string, 3>{r.value("unit", ""), *label, e.value("message", "")};
-      }
+// The first such error among a run's call errors.
+std::optional<api::ConfigurationFailure> configuration_error_of(const nlohmann::json& record) {
+  const auto data = record.find("data");
+  if (data == record.end() || !data->contains("api_errors") || !(*data)["api_errors"].is_array()) return std::nullopt;
+  for (const auto& e : (*data)["api_errors"]) {
+    if (const auto label =
+            api::configuration_error(e.value("error_class", ""), e.value("http_status", 0), e.value("message", ""))) {
+      return api::ConfigurationFailure{record.value("unit", ""), *label, e.value("message", "")};
     }
   }
   return std::nullopt;
 }
 
-}  // namespace
+class InvalidWindowRule final : public WindowRule {
+ public:
+  explicit InvalidWindowRule(const Parameters& p)
+      : runs_per_arm_(static_cast<std::size_t>(p.task_count) * p.repetitions),
+        tolerated_(tolerated_invalid_runs_per_arm(p)) {}
 
-WindowVerdict check_invalid_window(const Parameters& p, const std::vector<nlohmann::json>& terminal_records) {
-  std::map<std::string, std::size_t> invalid_by_arm, rejected_by_arm;
-  for (const auto& r : terminal_records) {
+  void add(const nlohmann::json& r) override {
     const std::string kind = r.value("kind", "");
-    if (kind == "invalid" || kind == "failure") ++invalid_by_arm[arm_of(r)];
-    if (kind == "result" && rejected_unfaulted(r.value("data", nlohmann::json::object()))) ++rejected_by_arm[arm_of(r)];
+    if (kind == "invalid" || kind == "failure") ++invalid_by_arm_[arm_of(r)];
+    if (kind == "result" && rejected_unfaulted(r.value("data", nlohmann::json::object()))) ++rejected_by_arm_[arm_of(r)];
+    if (!config_) config_ = configuration_error_of(r);
   }
-  const std::size_t tolerated = tolerated_invalid_runs_per_arm(p);
-  WindowVerdict verdict;
-  verdict.data = {{"invalid_runs_by_arm", invalid_by_arm},
-                  {"tolerated_per_arm", tolerated},
-                  {"runs_per_arm", static_cast<std::size_t>(p.task_count) * p.repetitions}};
-  if (const auto config = first_configuration_error(terminal_records)) {
-    verdict.stop = true;
-    verdict.data["configuration_error"] = {{"unit", (*config)[0]}, {"label", (*config)[1]}, {"message", (*config)[2]}};
-    verdict.reason = "configuration error (" + (*config)[1] + ") in unit " + (*config)[0] + ": " + (*config)[2] +
-                     ". The endpoint is misconfigured, not measured; fix it (docs/endpoints.md) and start a new "
-                     "run with --fresh";
-    return verdict;
-  }
-  for (const auto& [arm, n] : rejected_by_arm) {
-    if (n > tolerated) {
+
+  WindowVerdict verdict() const override {
+    WindowVerdict verdict;
+    verdict.data = {{"invalid_runs_by_arm", invalid_by_arm_},
+                    {"tolerated_per_arm", tolerated_},
+                    {"runs_per_arm", runs_per_arm_}};
+    if (config_) {
       verdict.stop = true;
-      verdict.data["rejected_before_fault_by_arm"] = rejected_by_arm;
+      verdict.data["configuration_error"] = config_->to_json();
+      verdict.reason = config_->stop_reason();
+      return verdict;
+    }
+    for (const auto& [arm, n] : rejected_by_arm_) {
+      if (n <= tolerated_) continue;
+      verdict.stop = true;
+      verdict.data["rejected_before_fault_by_arm"] = rejected_by_arm_;
       verdict.reason = "arm " + arm + " has " + std::to_string(n) + " runs the endpoint rejected (HTTP 4xx) before "
                        "any fault was applied: the endpoint refuses the protocol itself (a context limit, a "
                        "parameter it does not accept), so these are not outcomes; fix the endpoint and start a new "
                        "run with --fresh";
       return verdict;
     }
-  }
-  for (const auto& [arm, n] : invalid_by_arm) {
-    if (n > tolerated) {
+    for (const auto& [arm, n] : invalid_by_arm_) {
+      if (n <= tolerated_) continue;
       verdict.stop = true;
       verdict.reason = "arm " + arm + " has " + std::to_string(n) + " invalid runs of " +
-                       std::to_string(static_cast<std::size_t>(p.task_count) * p.repetitions) +
+                       std::to_string(runs_per_arm_) +
                        " (more than the limit): invalidate the whole test window, do not drop the arm";
       break;
     }
+    return verdict;
   }
-  return verdict;
+
+ private:
+  std::size_t runs_per_arm_;
+  std::size_t tolerated_;
+  std::map<std::string, std::size_t> invalid_by_arm_, rejected_by_arm_;
+  std::optional<api::ConfigurationFailure> config_;
+};
+
+}  // namespace
+
+std::unique_ptr<WindowRule> invalid_window_rule(const Parameters& p) { return std::make_unique<InvalidWindowRule>(p); }
+
+WindowVerdict check_invalid_window(const Parameters& p, const std::vector<nlohmann::json>& terminal_records) {
+  return verdict_over(*invalid_window_rule(p), terminal_records);
 }
 
 }  // namespace k3lab::experiments::agent_replay

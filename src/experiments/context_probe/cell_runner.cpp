@@ -63,10 +63,18 @@ CellRunner::CellRunner(CellRunnerSetup setup, std::map<std::string, std::string>
     : setup_(std::move(setup)), outcomes_(std::move(earlier_outcomes)) {
   if (!setup_.client) throw std::invalid_argument("CellRunner needs a chat client");
   if (!setup_.clock) throw std::invalid_argument("CellRunner needs a clock");
+  const auto plan = enumerate_units(setup_.parameters);
+  for (std::size_t i = 0; i < plan.size(); ++i) plan_position_[plan[i].id] = i;
 }
 
-api::ChatResult CellRunner::call(const nlohmann::json& request) {
-  auto result = setup_.client->complete(request, call_index_++);
+api::ChatResult CellRunner::call(const nlohmann::json& request, const std::string& unit_id) {
+  const auto position = plan_position_.find(unit_id);
+  if (position == plan_position_.end()) {
+    throw std::invalid_argument("context-probe: unit " + unit_id +
+                                " is not in the frozen plan of these parameters; "
+                                "run units of the run's own plan (k3lab plan context-probe lists them)");
+  }
+  auto result = setup_.client->complete(request, position->second);
   last_call_sha256_ = core::sha256_hex(request.dump());
   return result;
 }
@@ -118,7 +126,7 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
     if (auto unprimed = ensure_primed(spec, cell, data, timing)) return std::move(*unprimed);
   }
 
-  const auto result = call(cell.request);
+  const auto result = call(cell.request, unit.id);
   last_call_unit_ = unit.id;
   const auto& r = result.record;
   auto split = split_call_record(r, setup_.endpoint);
@@ -163,7 +171,7 @@ std::optional<UnitOutcome> CellRunner::ensure_primed(const nlohmann::json& spec,
   const std::string why = known == outcomes_.end()
                               ? "its priming unit has not run (a --unit or --shard subset)"
                               : "its priming call did not run directly before it in this process (resume)";
-  auto primed = call(cell.request);
+  auto primed = call(cell.request, prime);
   last_call_unit_ = prime;
   auto split = split_call_record(primed.record, setup_.endpoint);
   const auto& r = primed.record;

@@ -18,7 +18,8 @@
 //
 // data (deterministic) and timing (wall clock) of every unit:
 //   data.prefix_id, data.fixture (ground truth summary), data.budget, data.token_counter,
-//   data.call (the CallRecord without its clock fields), data.observed, data.cost_usd,
+//   data.call (the CallRecord without its clock fields; its call_index is the unit's position in the
+//   frozen plan, and a repeated priming call carries its priming unit's), data.observed, data.cost_usd,
 //   data.content (the reply text; reasoning is never kept, only data.call's presence/count/hash),
 //   data.verdict (scored cells; priming calls carry it as unscored_verdict);
 //   timing.window_start_utc/window_end_utc, timing.call (started/finished UTC, ttft/latency/wall/
@@ -81,13 +82,16 @@ class CellRunner {
   // budget and the window's end.
   UnitOutcome scored_outcome(const std::string& stratum, std::int64_t length, const api::CallRecord& r,
                              const std::string& window_text, nlohmann::json data, nlohmann::json timing) const;
-  api::ChatResult call(const nlohmann::json& request);
+  // Sends `request` as the call of the unit `unit_id` (its call index is that unit's plan position).
+  api::ChatResult call(const nlohmann::json& request, const std::string& unit_id);
 
   CellRunnerSetup setup_;
   std::map<std::string, std::string> outcomes_;
   std::string last_call_unit_;  // the unit whose call this process sent last
   std::string last_call_sha256_;  // of that call's request body
-  std::size_t call_index_ = 0;
+  // unit id -> position in the frozen plan: the index of its call, the same in every process, so a
+  // resumed run numbers its calls as an uninterrupted one does.
+  std::map<std::string, std::size_t> plan_position_;
 };
 
 }  // namespace k3lab::experiments::context_probe

@@ -61,6 +61,9 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
     options.models = {setup.parameters.model};
     options.model = mock::context_reader_model(hooks_.embedded_reader);
     options.faults = hooks_.embedded_faults;
+    // One mock session for the whole run (unlike agent-replay): a warm cell needs its priming call's
+    // cached prefix. Every other prompt is a cell's own, and a resume sends the priming request again
+    // (cell_runner.hpp), so a resumed unit is still answered as in an uninterrupted run.
     embedded_ = api::start_embedded_mock(std::move(options), "context-probe");
     config.base_url = embedded_->base_url();
   } else {
@@ -84,9 +87,8 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
 
 UnitOutcome ContextProbeExperiment::run_unit(const Unit& unit, RunEnv& env) { return cells(env).run(unit); }
 
-WindowVerdict ContextProbeExperiment::check_window(const core::Protocol&, const nlohmann::json& parameters,
-                                                   const std::vector<nlohmann::json>& terminal_records) const {
-  return check_invalid_window(parse_parameters(parameters), terminal_records);
+std::unique_ptr<WindowRule> ContextProbeExperiment::window_rule(const core::Protocol&, const nlohmann::json& parameters) const {
+  return invalid_window_rule(parse_parameters(parameters));
 }
 
 std::optional<nlohmann::json> ContextProbeExperiment::describe_fixture(const nlohmann::json& parameters,

@@ -1,6 +1,5 @@
 #include "context_probe/window_rule.hpp"
 
-#include <array>
 #include <cstdio>
 #include <optional>
 
@@ -10,69 +9,79 @@
 namespace k3lab::experiments::context_probe {
 namespace {
 
-// The first failed call whose error shows a misconfigured endpoint: (unit, label, message).
-std::optional<std::array<std::string, 3>> first_configuration_error(const std::vector<nlohmann::json>& records) {
-  for (const auto& r : records) {
-    if (r.value("kind", "") != "failure") continue;
-    const auto data = r.find("data");
-    if (data == r.end() || !data->contains("call") || !(*data)["call"].is_object()) continue;
-    const auto& call = (*data)["call"];
-    if (const auto label = api::configuration_error(call.value("error_class", ""), call.value("http_status", 0),
-                                                    call.value("error_message", ""))) {
-      return std::array<std::string, 3>{r.value("unit", ""), *label, call.value("error_message", "")};
-    }
-  }
-  return std::nullopt;
+std::optional<api::ConfigurationFailure> configuration_error_of(const nlohmann::json& record) {
+  if (record.value("kind", "") != "failure") return std::nullopt;
+  const auto data = record.find("data");
+  if (data == record.end() || !data->contains("call") || !(*data)["call"].is_object()) return std::nullopt;
+  const auto& call = (*data)["call"];
+  const auto label = api::configuration_error(call.value("error_class", ""), call.value("http_status", 0),
+                                              call.value("error_message", ""));
+  if (!label) return std::nullopt;
+  return api::ConfigurationFailure{record.value("unit", ""), *label, call.value("error_message", "")};
 }
+
+class InvalidWindowRule final : public WindowRule {
+ public:
+  explicit InvalidWindowRule(const Parameters& p)
+      : p_(p),
+        planned_scored_(p.families.size() * p.fixture_seeds.size() * p.lengths.size() *
+                        static_cast<std::size_t>(p.repetitions) * 2),
+        tolerated_(tolerated_invalid_cells(p, planned_scored_)) {}
+
+  void add(const nlohmann::json& r) override {
+    expired_ += r.value("reason", "") == "window-expired" ? 1 : 0;
+    if (!config_) config_ = configuration_error_of(r);
+    const auto spec = r.find("spec");
+    if (spec == r.end() || spec->value("role", "") != "scored") return;
+    const std::string kind = r.value("kind", "");
+    invalid_ += kind == "invalid" ? 1 : 0;
+    failed_ += kind == "failure" ? 1 : 0;
+  }
+
+  WindowVerdict verdict() const override {
+    WindowVerdict verdict;
+    verdict.data = {{"invalid_scored_cells", invalid_},
+                    {"failed_scored_cells", failed_},
+                    {"planned_scored_cells", planned_scored_},
+                    {"tolerated", tolerated_},
+                    {"limit_fraction", p_.invalid_fraction_limit}};
+    verdict.data["window_expired_units"] = expired_;
+    if (expired_ > 0) {
+      char hours[32];
+      std::snprintf(hours, sizeof hours, "%g", p_.test_window_hours);
+      verdict.stop = true;
+      verdict.reason = std::string("the ") + hours + "-hour test window closed before every planned call had run "
+                       "(the seed runs the whole matrix inside one window): this window is invalid; rerun the "
+                       "complete matrix in a new window (--fresh)";
+    } else if (config_) {
+      verdict.stop = true;
+      verdict.data["configuration_error"] = config_->to_json();
+      verdict.reason = config_->stop_reason();
+    } else if (invalid_ + failed_ > tolerated_) {
+      verdict.stop = true;
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%g", p_.invalid_fraction_limit * 100.0);
+      verdict.reason = std::to_string(invalid_ + failed_) + " of " + std::to_string(planned_scored_) +
+                       " scored cells have no valid measurement (more than " + percent +
+                       "%): stop this test window and rerun the complete matrix in a later window";
+    }
+    return verdict;
+  }
+
+ private:
+  Parameters p_;
+  std::size_t planned_scored_;
+  std::size_t tolerated_;
+  std::size_t invalid_ = 0, failed_ = 0, expired_ = 0;
+  std::optional<api::ConfigurationFailure> config_;
+};
 
 }  // namespace
 
+std::unique_ptr<WindowRule> invalid_window_rule(const Parameters& p) { return std::make_unique<InvalidWindowRule>(p); }
+
 WindowVerdict check_invalid_window(const Parameters& p, const std::vector<nlohmann::json>& terminal_records) {
-  const std::size_t planned_scored =
-      p.families.size() * p.fixture_seeds.size() * p.lengths.size() * static_cast<std::size_t>(p.repetitions) * 2;
-  const std::size_t tolerated = tolerated_invalid_cells(p, planned_scored);
-  std::size_t invalid = 0, failed = 0, expired = 0;
-  for (const auto& r : terminal_records) {
-    expired += r.value("reason", "") == "window-expired" ? 1 : 0;
-    const auto spec = r.find("spec");
-    if (spec == r.end() || spec->value("role", "") != "scored") continue;
-    const std::string kind = r.value("kind", "");
-    invalid += kind == "invalid" ? 1 : 0;
-    failed += kind == "failure" ? 1 : 0;
-  }
-  WindowVerdict verdict;
-  verdict.data = {{"invalid_scored_cells", invalid},
-                  {"failed_scored_cells", failed},
-                  {"planned_scored_cells", planned_scored},
-                  {"tolerated", tolerated},
-                  {"limit_fraction", p.invalid_fraction_limit}};
-  verdict.data["window_expired_units"] = expired;
-  if (expired > 0) {
-    char hours[32];
-    std::snprintf(hours, sizeof hours, "%g", p.test_window_hours);
-    verdict.stop = true;
-    verdict.reason = std::string("the ") + hours + "-hour test window closed before every planned call had run "
-                     "(the seed runs the whole matrix inside one window): this window is invalid; rerun the "
-                     "complete matrix in a new window (--fresh)";
-    return verdict;
-  }
-  if (const auto config = first_configuration_error(terminal_records)) {
-    verdict.stop = true;
-    verdict.data["configuration_error"] = {{"unit", (*config)[0]}, {"label", (*config)[1]}, {"message", (*config)[2]}};
-    verdict.reason = "configuration error (" + (*config)[1] + ") in unit " + (*config)[0] + ": " + (*config)[2] +
-                     ". The endpoint is misconfigured, not measured; fix it (docs/endpoints.md) and start a new "
-                     "run with --fresh";
-    return verdict;
-  }
-  if (invalid + failed > tolerated) {
-    verdict.stop = true;
-    char percent[32];
-    std::snprintf(percent, sizeof percent, "%g", p.invalid_fraction_limit * 100.0);
-    verdict.reason = std::to_string(invalid + failed) + " of " + std::to_string(planned_scored) +
-                     " scored cells have no valid measurement (more than " + percent +
-                     "%): stop this test window and rerun the complete matrix in a later window";
-  }
-  return verdict;
+  return verdict_over(*invalid_window_rule(p), terminal_records);
 }
 
 }  // namespace k3lab::experiments::context_probe

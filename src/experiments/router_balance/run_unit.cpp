@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/train/thread_pools.hpp"
 #include "k3lab/train/device.hpp"
 #include "router_balance/moe_model.hpp"
 #include "router_balance/router_control.hpp"
@@ -108,7 +109,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   }
 
   const auto config = loop_config(p, env.options, unit_checkpoint_dir(env.artifacts_dir, unit.id));
-  if (config.threads > 0) torch::set_num_threads(config.threads);  // before the model is built, as it trains
+  // Before the model is built, as it trains.
+  train::apply_thread_policy(core::choose_thread_policy(config.threads));
   data["device"] = train::resolve_device(config.device).str();
   MoeProxyTask task(p, control, seed, routing_artifact(env.artifacts_dir, unit.id));  // same seed in every arm
   const auto result = train::train_task(task, config, dataset, training::unit_hooks(unit, env));

@@ -4,17 +4,32 @@
 
 namespace k3lab::experiments::training {
 
-WindowVerdict proxy_window_verdict(const std::vector<nlohmann::json>& terminal_records,
-                                   const std::vector<std::string>& stop_on_invalid) {
-  if (auto stop = data_unavailable_stop(terminal_records)) return *stop;
-  for (const auto& r : terminal_records) {
+namespace {
+
+// The first data-unavailable failure wins over the first stopping invalid record, wherever each stands.
+class ProxyWindowRule final : public WindowRule {
+ public:
+  explicit ProxyWindowRule(std::vector<std::string> stop_on_invalid) : stop_on_invalid_(std::move(stop_on_invalid)) {}
+
+  void add(const nlohmann::json& r) override {
+    if (!data_stop_) data_stop_ = data_unavailable_stop(r);
+    if (invalid_stop_ || r.value("kind", "") != "invalid") return;
     const auto reason = r.value("reason", std::string());
-    if (r.value("kind", "") == "invalid" &&
-        std::find(stop_on_invalid.begin(), stop_on_invalid.end(), reason) != stop_on_invalid.end()) {
-      return {true, r.value("detail", std::string()), nlohmann::json::object()};
+    if (std::find(stop_on_invalid_.begin(), stop_on_invalid_.end(), reason) != stop_on_invalid_.end()) {
+      invalid_stop_ = WindowVerdict{true, r.value("detail", std::string()), nlohmann::json::object()};
     }
   }
-  return {};
+  WindowVerdict verdict() const override { return data_stop_ ? *data_stop_ : invalid_stop_.value_or(WindowVerdict{}); }
+
+ private:
+  std::vector<std::string> stop_on_invalid_;
+  std::optional<WindowVerdict> data_stop_, invalid_stop_;
+};
+
+}  // namespace
+
+std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid) {
+  return std::make_unique<ProxyWindowRule>(std::move(stop_on_invalid));
 }
 
 void set_smoke_transfer_limit(const std::string& experiment_id, const RunScale& smoke, const RunScale& full,

@@ -31,16 +31,13 @@ void apply_execution_options(train::TrainerConfig& config, const nlohmann::json&
   if (options.contains("micro_batch_rows")) config.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
 }
 
-std::optional<WindowVerdict> data_unavailable_stop(const std::vector<nlohmann::json>& terminal_records) {
-  for (const auto& r : terminal_records) {
-    if (r.value("kind", "") == "failure" && r.value("reason", "") == kDataUnavailable) {
-      return WindowVerdict{true,
-                           "the dataset could not be loaded (" + r.value("detail", std::string()) +
-                               "); provide it and start a new run with --fresh",
-                           nlohmann::json::object()};
-    }
-  }
-  return std::nullopt;
+std::optional<WindowVerdict> data_unavailable_stop(const nlohmann::json& terminal_record) {
+  const auto& r = terminal_record;
+  if (r.value("kind", "") != "failure" || r.value("reason", "") != kDataUnavailable) return std::nullopt;
+  return WindowVerdict{true,
+                       "the dataset could not be loaded (" + r.value("detail", std::string()) +
+                           "); provide it and start a new run with --fresh",
+                       nlohmann::json::object()};
 }
 
 UnitOutcome training_outcome(const train::TrainResult& result, std::string_view experiment_id, const Unit& unit,

@@ -46,8 +46,7 @@ struct ProxyModule {
 
 // The window rule every proxy experiment shares: stop at the first data-unavailable failure or at
 // the first invalid record with one of `stop_on_invalid`'s reasons (its detail says why).
-WindowVerdict proxy_window_verdict(const std::vector<nlohmann::json>& terminal_records,
-                                   const std::vector<std::string>& stop_on_invalid);
+std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid);
 
 // A smoke page's can-say: one line from the run's real sizes beside the full profile's (the report
 // builder already set the smoke cannot-say line).
@@ -90,9 +89,8 @@ class ProxyExperiment final : public Experiment {
     return std::nullopt;
   }
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override { return m_.run(unit, env); }
-  WindowVerdict check_window(const core::Protocol&, const nlohmann::json&,
-                             const std::vector<nlohmann::json>& terminal_records) const override {
-    return proxy_window_verdict(terminal_records, m_.stop_on_invalid);
+  std::unique_ptr<WindowRule> window_rule(const core::Protocol&, const nlohmann::json&) const override {
+    return proxy_window_rule(m_.stop_on_invalid);
   }
   void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const override {
     std::optional<std::vector<Unit>> planned;

@@ -33,8 +33,8 @@ std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts
 // how to run, never what is trained.
 void apply_execution_options(train::TrainerConfig& config, const nlohmann::json& options);
 
-// A stop verdict at the first `data-unavailable` failure (every later unit would fail alike).
-std::optional<WindowVerdict> data_unavailable_stop(const std::vector<nlohmann::json>& terminal_records);
+// A stop verdict when `terminal_record` is a `data-unavailable` failure (every later unit would fail alike).
+std::optional<WindowVerdict> data_unavailable_stop(const nlohmann::json& terminal_record);
 
 // Completed: a result with `data` and `timing`. Failed: a failure of the arm with the trainer's
 // class (NaN, non-finite gradient, OOM), except a dead data-parallel rank, thrown as RankFailure so

@@ -1,8 +1,0 @@
-#include <iostream>
-
-#include "k3lab/api/sse_bench.hpp"
-
-int main() {
-  k3lab::api::run_sse_bench(std::cout);
-  return 0;
-}
