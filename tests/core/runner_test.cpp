@@ -9,6 +9,7 @@
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "common/kind_count_window_rule.hpp"
+#include "indexed_units_experiment.hpp"
 #include "test_protocol_fixture.hpp"
 
 using namespace k3lab;
@@ -18,21 +19,9 @@ using k3lab::testing::TempDir;
 namespace {
 
 // A module whose units compute a seeded number; it can mark units invalid, fail one, or stop after k.
-class CountingExperiment : public experiments::Experiment {
+class CountingExperiment : public k3lab::testing::IndexedUnitsExperiment {
  public:
-  explicit CountingExperiment(int stop_after = -1) : stop_after_(stop_after) {
-    schema_.integer("units", "units").at_least(1);
-    schema_.integer("seed", "seed");
-    schema_.integer("invalid_every", "n").at_least(0);
-    schema_.integer("fail_unit", "index");
-  }
-  std::string id() const override { return "memory-pool"; }
-  const core::Schema& parameter_schema() const override { return schema_; }
-  std::vector<experiments::Unit> enumerate(const core::Protocol&, const nlohmann::json& p) const override {
-    std::vector<experiments::Unit> units;
-    for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
-    return units;
-  }
+  explicit CountingExperiment(int stop_after = -1) : stop_after_(stop_after) {}
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
     const int i = unit.spec["index"].get<int>();
     ++calls;
@@ -49,12 +38,10 @@ class CountingExperiment : public experiments::Experiment {
   std::unique_ptr<experiments::WindowRule> window_rule(const core::Protocol&, const nlohmann::json&) const override {
     return std::make_unique<k3lab::testing::KindCountWindowRule>("invalid", 2, "two invalid units", "invalid");
   }
-  void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
   int calls = 0;
 
  private:
   int stop_after_;
-  core::Schema schema_;
 };
 
 struct Harness {

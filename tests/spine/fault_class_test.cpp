@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/indexed_units_experiment.hpp"
 #include "core/test_protocol_fixture.hpp"
 #include "k3lab/core/environment_fault.hpp"
 #include "k3lab/core/freeze.hpp"
@@ -58,31 +59,17 @@ TEST(FaultClass, EverythingElseIsAnOutcomeOfTheArm) {
 }
 
 // Unit 1 throws `fault` while `armed`; every other unit (and unit 1 once disarmed) yields a result.
-class FaultyExperiment : public experiments::Experiment {
+class FaultyExperiment : public k3lab::testing::IndexedUnitsExperiment {
  public:
-  FaultyExperiment(std::function<void()> fault, bool* armed) : fault_(std::move(fault)), armed_(armed) {
-    schema_.integer("units", "units").at_least(1);
-    schema_.integer("seed", "seed");
-    schema_.integer("invalid_every", "n").at_least(0);
-    schema_.integer("fail_unit", "index");
-  }
-  std::string id() const override { return "memory-pool"; }
-  const core::Schema& parameter_schema() const override { return schema_; }
-  std::vector<experiments::Unit> enumerate(const core::Protocol&, const nlohmann::json& p) const override {
-    std::vector<experiments::Unit> units;
-    for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
-    return units;
-  }
+  FaultyExperiment(std::function<void()> fault, bool* armed) : fault_(std::move(fault)), armed_(armed) {}
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv&) override {
     if (unit.spec["index"] == 1 && *armed_) fault_();
     return experiments::UnitOutcome::result({{"index", unit.spec["index"]}});
   }
-  void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
 
  private:
   std::function<void()> fault_;
   bool* armed_;
-  core::Schema schema_;
 };
 
 struct Harness {

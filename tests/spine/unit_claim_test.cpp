@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "core/indexed_units_experiment.hpp"
 #include "core/test_protocol_fixture.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -24,30 +25,16 @@ namespace {
 using Hook = std::function<void(const experiments::Unit&, experiments::RunEnv&)>;
 
 // Units u=0..n-1 yield {"index": i}; `hook` runs first (it plays the other process).
-class HookedExperiment : public experiments::Experiment {
+class HookedExperiment : public k3lab::testing::IndexedUnitsExperiment {
  public:
-  explicit HookedExperiment(Hook hook) : hook_(std::move(hook)) {
-    schema_.integer("units", "units").at_least(1);
-    schema_.integer("seed", "seed");
-    schema_.integer("invalid_every", "n").at_least(0);
-    schema_.integer("fail_unit", "index");
-  }
-  std::string id() const override { return "memory-pool"; }
-  const core::Schema& parameter_schema() const override { return schema_; }
-  std::vector<experiments::Unit> enumerate(const core::Protocol&, const nlohmann::json& p) const override {
-    std::vector<experiments::Unit> units;
-    for (int i = 0; i < p["units"].get<int>(); ++i) units.push_back({"u=" + std::to_string(i), {{"index", i}}});
-    return units;
-  }
+  explicit HookedExperiment(Hook hook) : hook_(std::move(hook)) {}
   experiments::UnitOutcome run_unit(const experiments::Unit& unit, experiments::RunEnv& env) override {
     if (hook_) hook_(unit, env);
     return experiments::UnitOutcome::result({{"index", unit.spec["index"]}});
   }
-  void summarise(const core::Protocol&, const experiments::RunRecords&, report::Page&) const override {}
 
  private:
   Hook hook_;
-  core::Schema schema_;
 };
 
 // A fake clock, and liveness by token (Unknown, i.e. another host, unless set).
