@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows that a build behaves like the one before a change: for each experiment, runs the smoke
 # profile with a k3lab binary and compares the deterministic part of its ledger (every field but t,
-# seq, timing and worker) with the ledger recorded before (fixtures/reports/<id>/run). It runs the
+# seq, timing, worker and hardware) with the ledger recorded before (fixtures/reports/<id>/run). It runs the
 # smoke suite's per-experiment cases (tests/smoke/experiment_smoke_test.cpp), which also check the
 # exit code, one terminal record per planned unit, and that the report renders the page.
 #

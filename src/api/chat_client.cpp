@@ -502,7 +502,8 @@ void record_headers(const ClientConfig& config, const std::map<std::string, std:
 
 }  // namespace
 
-ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_index) const {
+ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_index,
+                                const std::string& expected_failure) const {
   validate_chat_request(request, config_.allowed_reasoning_efforts);
   ScopedSecret key(config_.api_key_env);
   if (key.value().empty() && !endpoint_.loopback) {
@@ -549,8 +550,13 @@ ChatResult ChatClient::complete(const nlohmann::json& request, std::size_t call_
     rec.retry_after_ms.reset();
     if (outcome.retry_after) rec.retry_after_ms = to_ms(*outcome.retry_after);
     if (!config_.retry.may_retry(outcome.error_class, rec.attempts)) {
-      logger->warn("call {} failed ({}) after {} attempt(s): {}", call_index, to_string(outcome.error_class),
-                   rec.attempts, outcome.message);
+      if (expected_failure.empty()) {
+        logger->warn("call {} failed ({}) after {} attempt(s): {}", call_index, to_string(outcome.error_class),
+                     rec.attempts, outcome.message);
+      } else {
+        logger->info("call {}: {} as designed ({}): {}", call_index, to_string(outcome.error_class), expected_failure,
+                     outcome.message);
+      }
       break;
     }
     ++(is_overload_retryable(outcome.error_class) ? rec.overload_retries : rec.transport_retries);

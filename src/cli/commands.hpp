@@ -23,6 +23,17 @@ void register_bench(CLI::App& app, Context& ctx);
 void register_mock_server(CLI::App& app, Context& ctx);
 void register_check_endpoint(CLI::App& app, Context& ctx);
 void register_fixture(CLI::App& app, Context& ctx);
+void register_help(CLI::App& app, Context& ctx);
+
+// Adds "Examples:" to the end of every command's --help (usage_help.cpp).
+void add_examples(CLI::App& app);
+
+// After a parse error: "unknown command ...; did you mean ..." or the closest option of the command
+// used, or nothing when no suggestion is plausible.
+std::string usage_suggestion(const CLI::App& app, const std::vector<std::string>& argv);
+
+// Whether this command line trains or benchmarks with LibTorch's thread pools (openmp_restart.cpp).
+bool computes_with_libtorch(int argc, char** argv);
 
 // The exit codes, as printed in `k3lab --help`.
 extern const char* const kExitCodeHelp;

@@ -15,6 +15,7 @@ void register_freeze(CLI::App& app, Context& ctx) {
     bool all = false;
     std::string runs = "runs";
     bool force = false;
+    bool analysis = false;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("experiments", opt->ids, "Experiment ids");
@@ -24,11 +25,23 @@ void register_freeze(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--force", opt->force,
                 "Re-freeze even though results of the frozen design exist (recorded as forced in the freeze record)");
+  cmd->add_flag("--analysis", opt->analysis,
+                "Record this build's analysis (report and decision code: version and sources' sha256) in the existing "
+                "freeze record; the protocol's own freeze is untouched. Pages then say whether they were rendered by "
+                "the frozen analysis");
   cmd->callback([opt, &ctx] {
     if (opt->all) opt->ids = experiments::registry().ids;
     if (opt->ids.empty()) throw std::invalid_argument("freeze: name an experiment id, or pass --all");
     for (const auto& id : opt->ids) {
       auto loaded = load(id);
+      if (opt->analysis) {
+        const auto record = core::freeze_analysis(loaded.protocol);
+        std::cout << id << ": analysis " << record.analysis_version << " (sources sha256 "
+                  << record.analysis_sha256.substr(0, 16) << ") frozen with protocol sha256 "
+                  << record.protocol_sha256.substr(0, 16) << " -> " << core::freeze_record_path(loaded.protocol).string()
+                  << "\n";
+        continue;
+      }
       const auto previous = core::read_freeze_record(loaded.protocol);
       const std::string hash = loaded.protocol.hash();
       if (previous && previous->protocol_sha256 == hash) {

@@ -19,7 +19,7 @@ void register_list(CLI::App& app, Context& ctx) {
   cmd->callback([json, format, &ctx] {
     report::Table table;
     table.id = "experiments";
-    table.columns = {"#", "id", "evidence_class", "protocol", "title"};
+    table.columns = {"seed_number", "id", "evidence_class", "protocol", "title"};  // the seed numbers them 1..8
     int index = 0;
     for (const auto& id : experiments::registry().ids) {
       ++index;

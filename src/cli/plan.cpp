@@ -11,13 +11,13 @@ void register_plan(CLI::App& app, Context& ctx) {
                                          "estimates, and what a result can and cannot say");
   struct Options {
     std::string id;
-    std::string profile = "full";
+    std::string profile = "smoke";  // as for `run`: the cheap one unless asked
     bool json = false;
     bool units = false;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("experiment", opt->id, "Experiment id (see `k3lab list`)")->required();
-  cmd->add_option("--profile", opt->profile, "Profile: full (the seed exactly) or smoke (toy sizes)")
+  cmd->add_option("--profile", opt->profile, "Profile: full (the seed exactly) or smoke (toy sizes); smoke by default, as for `run`")
       ->check(CLI::IsMember({"full", "smoke"}))
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "Print the plan as JSON");

@@ -8,10 +8,12 @@
 #include "cli/endpoint_preflight.hpp"
 #include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/transport_options.hpp"
+#include "k3lab/core/progress.hpp"
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/exec/slurm_executor.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "k3lab/experiments/registry.hpp"
+#include "k3lab/report/page.hpp"
 #include "k3lab/train/peer_group_factory.hpp"
 
 namespace k3lab::cli {
@@ -75,7 +77,7 @@ struct RunOptions {
 void add_run_options(CLI::App* cmd, RunOptions& opt) {
   cmd->add_option("experiments", opt.ids, "Experiment ids (see `k3lab list`)");
   cmd->add_flag("--all", opt.all, "Run every experiment whose runner is built");
-  cmd->add_option("--profile", opt.profile, "full (the seed exactly) or smoke (toy sizes, same code path)")
+  cmd->add_option("--profile", opt.profile, "full (the seed exactly) or smoke (toy sizes, same code path); smoke by default, as for `plan`")
       ->check(CLI::IsMember({"full", "smoke"}))
       ->capture_default_str();
   cmd->add_option("--out", opt.out, "Runs root; run dirs go to <out>/<id>/<time>-<shortid>/")->capture_default_str();
@@ -235,21 +237,55 @@ int submit_one(const RunOptions& opt, const std::string& id, const experiments::
   return submitted.exit_code;
 }
 
-// Runs one experiment in this process; returns its exit code.
-int run_one(const RunOptions& opt, const std::string& id, experiments::RunRequest request) {
+// Runs one experiment in this process.
+experiments::RunSummary run_one(const RunOptions& opt, const std::string& id, experiments::RunRequest request) {
   if (!opt.slurm_opts.empty() || opt.dry_run || opt.requeue || opt.no_requeue || opt.resubmit_errors) {
     throw std::invalid_argument("--slurm-opt, --dry-run, --requeue, --no-requeue and --resubmit-errors need "
                                 "--executor slurm");
   }
   if (!opt.shard.empty()) request.shard = parse_shard(opt.shard);
   const auto summary = experiments::run_experiment(request);
-  std::cout << id << ": " << summary.message;
+  // A refusal or a stop is for stderr; a finished run's line for stdout.
+  std::ostream& out = summary.exit_code == experiments::kExitOk ? std::cout : std::cerr;
+  out << id << ": " << summary.message;
   if (!summary.run_dir.empty()) {
-    std::cout << " [results " << summary.results << ", invalid " << summary.invalid << ", failures "
-              << summary.failures << " of " << summary.planned << "]";
+    out << " [results " << summary.results << ", invalid " << summary.invalid << ", failures " << summary.failures
+        << " of " << summary.planned << "]";
   }
-  std::cout << "\n";
-  return summary.exit_code;
+  out << "\n";
+  return summary;
+}
+
+// What the end-of-run table says about a run's outcome, in a few words.
+std::string outcome_words(const experiments::RunSummary& summary, const std::string& profile) {
+  switch (summary.exit_code) {
+    case experiments::kExitOk: break;
+    case experiments::kExitWindowStopped: return "stopped by its window rule";
+    case experiments::kExitInterrupted: return "interrupted: run again to resume";
+    default: return "did not finish (exit " + std::to_string(summary.exit_code) + ")";
+  }
+  const std::size_t ended = summary.results + summary.invalid + summary.failures;
+  if (ended < summary.planned) return "incomplete: run again to resume";
+  return profile == "smoke" ? "complete (smoke: no verdict)" : "complete: verdict on its page";
+}
+
+// After `run`, one table of every experiment it ran (as lm-eval and llama-bench end), and where the
+// pages come from.
+void print_results_table(const std::vector<std::pair<std::string, experiments::RunSummary>>& ran,
+                         const RunOptions& opt) {
+  if (ran.empty()) return;
+  report::Table table;
+  table.columns = {"experiment", "profile", "units", "results", "invalid", "failures", "outcome", "run dir"};
+  for (const auto& [id, summary] : ran) {
+    const std::size_t ended = summary.results + summary.invalid + summary.failures;
+    table.rows.push_back({report::Cell(id), report::Cell(opt.profile),
+                          report::Cell(std::to_string(ended) + "/" + std::to_string(summary.planned)),
+                          report::Cell(summary.results), report::Cell(summary.invalid), report::Cell(summary.failures),
+                          report::Cell(outcome_words(summary, opt.profile)),
+                          report::Cell(summary.run_dir.empty() ? std::string("-") : summary.run_dir.string())});
+  }
+  std::cout << "\n" << report::table_markdown(table) << "\nPages: build/k3lab report --runs " << opt.out
+            << " --out report   (then open report/index.html)\n";
 }
 
 // Runs or submits every named experiment in turn; the first non-zero exit code is the command's.
@@ -261,8 +297,12 @@ void run_experiments(RunOptions& opt, Context& ctx) {
   if (opt.ids.empty()) throw std::invalid_argument("run: name an experiment id, or pass --all");
   experiments::install_stop_handlers();
   const nlohmann::json options = execution_options(opt);
+  const bool slurm = opt.executor == "slurm";
+  std::vector<std::pair<std::string, experiments::RunSummary>> ran;
   int worst = 0;
-  for (const auto& id : opt.ids) {
+  for (std::size_t i = 0; i < opt.ids.size(); ++i) {
+    const std::string& id = opt.ids[i];
+    core::set_progress_batch(i + 1, opt.ids.size());
     nlohmann::json bound;
     try {
       bound = bind_endpoint(opt, id, options);
@@ -272,11 +312,18 @@ void run_experiments(RunOptions& opt, Context& ctx) {
       return;
     }
     const experiments::RunRequest request = run_request(opt, id, bound, ctx);
-    const bool slurm = opt.executor == "slurm";
-    const int exit_code = slurm ? submit_one(opt, id, request) : run_one(opt, id, request);
+    int exit_code = 0;
+    if (slurm) {
+      exit_code = submit_one(opt, id, request);
+    } else {
+      ran.emplace_back(id, run_one(opt, id, request));
+      exit_code = ran.back().second.exit_code;
+    }
     if (exit_code != 0 && worst == 0) worst = exit_code;
     if (!slurm && exit_code == experiments::kExitInterrupted) break;
   }
+  core::set_progress_batch(0, 0);
+  print_results_table(ran, opt);
   ctx.exit_code = worst;
 }
 

@@ -12,9 +12,12 @@ void register_validate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("validate", "Check protocol files against their schemas without running anything");
   auto files = std::make_shared<std::vector<std::string>>();
   auto schema = std::make_shared<std::string>();
+  auto experiment_id = std::make_shared<std::string>();
   cmd->add_option("files", *files, "Protocol files (default: all eight under the protocol directory)");
+  cmd->add_option("--experiment", *experiment_id,
+                  "The experiment whose schema and rules check the files (default: each file's name, <id>.json)");
   cmd->add_option("--schema", *schema, "Print the parameter schema of this experiment id as a Markdown table");
-  cmd->callback([files, schema, &ctx] {
+  cmd->callback([files, schema, experiment_id, &ctx] {
     if (!schema->empty()) {
       auto experiment = experiments::make_experiment(*schema);
       std::cout << "| field | type | required | constraint | meaning |\n|---|---|---|---|---|\n"
@@ -29,14 +32,20 @@ void register_validate(CLI::App& app, Context& ctx) {
     int bad = 0;
     for (const auto& path : paths) {
       try {
-        const std::string id = path.stem().string();
+        // The same checks as `plan` and `run` (experiments::load_checked_protocol), in one pass.
+        const std::string id = experiment_id->empty() ? path.stem().string() : *experiment_id;
         auto experiment = experiments::make_experiment(id);
-        auto protocol = core::load_protocol(path, &experiment->parameter_schema());
+        auto protocol = experiments::load_checked_protocol(
+            *experiment, path, experiment_id->empty() ? core::FileNaming::MustMatchId : core::FileNaming::Any);
+        if (protocol.id != id) {
+          throw std::invalid_argument(path.string() + " declares id \"" + protocol.id + "\" but is checked as " + id +
+                                      "; fix the id field or pass --experiment " + protocol.id);
+        }
         std::cout << "ok      " << path.string() << " (sha256 " << protocol.hash().substr(0, 16) << ", "
                   << freeze_label(core::check_freeze(protocol)) << ")\n";
       } catch (const std::exception& e) {
         ++bad;
-        std::cout << "INVALID " << e.what() << "\n";
+        std::cerr << "INVALID " << e.what() << "\n";
       }
     }
     ctx.exit_code = bad ? experiments::kExitProtocol : experiments::kExitOk;

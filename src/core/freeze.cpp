@@ -1,5 +1,6 @@
 #include "k3lab/core/freeze.hpp"
 
+#include "k3lab/analysis_info.hpp"
 #include "k3lab/build_info.hpp"
 #include "k3lab/core/atomic_file.hpp"
 #include "k3lab/core/bounded_json.hpp"
@@ -20,6 +21,7 @@ nlohmann::json FreezeRecord::to_json() const {
     j["forced"] = true;
     j["forced_note"] = forced_note;
   }
+  if (!analysis_version.empty()) j["analysis"] = {{"version", analysis_version}, {"sources_sha256", analysis_sha256}};
   return j;
 }
 
@@ -33,6 +35,10 @@ FreezeRecord FreezeRecord::from_json(const nlohmann::json& j) {
   r.k3lab_version = j.at("k3lab_version").get<std::string>();
   r.forced = j.value("forced", false);
   r.forced_note = j.value("forced_note", "");
+  if (j.contains("analysis")) {
+    r.analysis_version = j.at("analysis").at("version").get<std::string>();
+    r.analysis_sha256 = j.at("analysis").at("sources_sha256").get<std::string>();
+  }
   return r;
 }
 
@@ -63,9 +69,21 @@ FreezeRecord freeze(const Protocol& protocol, const FreezeOptions& options) {
   r.k3lab_version = build::kVersion;
   r.forced = options.forced;
   r.forced_note = options.forced_note;
+  r.analysis_version = build::kAnalysisVersion;
+  r.analysis_sha256 = build::kAnalysisSha256;
   const auto path = freeze_record_path(protocol);
   std::filesystem::create_directories(path.parent_path());
   write_file_atomically(path, r.to_json().dump(2) + "\n");
+  return r;
+}
+
+FreezeRecord freeze_analysis(const Protocol& protocol) {
+  const FreezeStatus status = check_freeze(protocol);
+  if (!status.frozen) throw std::runtime_error(status.explanation);
+  FreezeRecord r = *status.record;
+  r.analysis_version = build::kAnalysisVersion;
+  r.analysis_sha256 = build::kAnalysisSha256;
+  write_file_atomically(freeze_record_path(protocol), r.to_json().dump(2) + "\n");
   return r;
 }
 

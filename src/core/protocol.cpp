@@ -44,10 +44,21 @@ std::shared_ptr<Schema> profiles_schema() {
   return s;
 }
 
+std::shared_ptr<Schema> controls_schema() {
+  auto s = std::make_shared<Schema>();
+  s->string("mixed_hardware",
+            "whether a decision may read units that ran on different hardware fingerprints (absent: excluded)")
+      .one_of({"allowed", "excluded"})
+      .optional();
+  return s;
+}
+
 Schema make_protocol_schema() {
   Schema s;
   s.string("id", "experiment id (a registered module's id; the file is experiments/<id>.json)");
   s.string("title", "the seed's experiment title");
+  s.integer("version", "the protocol's version, raised when a frozen protocol is redesigned (absent: 1); "
+                       "results keep the version they ran under").optional().at_least(1);
   s.string("seed_section", "the section of the seed text this protocol freezes");
   s.string("evidence_class", "what kind of evidence a result is").one_of(evidence_classes());
   s.string("hypothesis", "the seed's hypothesis, verbatim in substance");
@@ -62,6 +73,8 @@ Schema make_protocol_schema() {
   s.array_of("cannot_say", FieldType::String, "what a result cannot claim (the transfer limit)").non_empty();
   s.any_object("parameters", "experiment-specific sizes, seeds and budgets (the full profile's values)");
   s.object("profiles", profiles_schema(), "profile overrides merged into parameters");
+  s.object("controls", controls_schema(), "how controlled variables are enforced (docs/verdicts.md, \"Hardware\")")
+      .optional();
   return s;
 }
 
@@ -98,7 +111,7 @@ nlohmann::json Protocol::parameters_for(const std::string& profile) const {
   return params;
 }
 
-Protocol load_protocol(const std::filesystem::path& file, const Schema* parameter_schema) {
+Protocol load_protocol(const std::filesystem::path& file, const Schema* parameter_schema, FileNaming naming) {
   Protocol p;
   p.path = file;
   try {
@@ -112,7 +125,7 @@ Protocol load_protocol(const std::filesystem::path& file, const Schema* paramete
 
   p.id = p.document.at("id").get<std::string>();
   const std::string stem = file.stem().string();
-  if (stem != p.id) {
+  if (naming == FileNaming::MustMatchId && stem != p.id) {
     throw ProtocolError(file, {{"id", "is \"" + p.id + "\" but the file is named " + file.filename().string() +
                                           "; rename the file to " + p.id + ".json or fix the id"}});
   }

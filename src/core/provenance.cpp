@@ -84,8 +84,16 @@ std::string cpu_model() {
 }
 
 nlohmann::json provenance(const std::filesystem::path& inside_tree, const std::vector<std::string>& argv) {
-  const SourceRevision rev = source_revision(inside_tree);
+  SourceRevision rev = source_revision(inside_tree);
   nlohmann::json j;
+  if (rev.revision.empty()) {
+    // The protocols were copied out of the checkout: the tree this binary was built from names the code.
+    rev = source_revision(build::kSourceDir);
+    j["source_revision_from"] = rev.revision.empty() ? std::string("none: neither ") + inside_tree.string() +
+                                                           " nor the build's source tree " + build::kSourceDir +
+                                                           " is a git checkout"
+                                                     : std::string("the build's source tree ") + build::kSourceDir;
+  }
   j["source_revision"] = rev.revision;
   j["source_dirty"] = rev.dirty;
   j["k3lab_version"] = build::kVersion;

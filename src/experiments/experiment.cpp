@@ -96,4 +96,19 @@ WindowVerdict verdict_over(WindowRule& rule, const std::vector<nlohmann::json>& 
 
 std::vector<std::string> Experiment::run_labels(const nlohmann::json&) const { return {}; }
 
+core::Protocol load_checked_protocol(const Experiment& experiment, const std::filesystem::path& file,
+                                     core::FileNaming naming) {
+  core::Protocol protocol = core::load_protocol(file, &experiment.parameter_schema(), naming);
+  std::vector<core::SchemaIssue> issues;
+  for (const auto& profile : core::profile_names()) {
+    try {
+      experiment.enumerate(protocol, protocol.parameters_for(profile));
+    } catch (const std::exception& e) {
+      issues.push_back({"profiles." + profile, e.what()});
+    }
+  }
+  if (!issues.empty()) throw core::ProtocolError(file, std::move(issues));
+  return protocol;
+}
+
 }  // namespace k3lab::experiments

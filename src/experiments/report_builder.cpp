@@ -10,6 +10,9 @@
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/run_dir.hpp"
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/hardware_check.hpp"
+#include "k3lab/experiments/run_history.hpp"
+#include "k3lab/experiments/run_publication.hpp"
 
 namespace k3lab::experiments {
 namespace {
@@ -108,15 +111,18 @@ void flag_duplicates(const core::LedgerContents& ledger, report::Page& page) {
 
 }  // namespace
 
-report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
-                        const Catalog& catalog) {
+namespace {
+
+RunPage build_run_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
+                       const Catalog& catalog) {
   RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
   const auto& manifest = records.manifest;
   const std::string id = manifest.at("experiment").get<std::string>();
   const auto protocol = core::protocol_from_document(manifest.at("protocol"), run_dir / "manifest.json");
   auto experiment = catalog.make(id);
 
-  report::Page page;
+  RunPage run;
+  report::Page& page = run.page;
   page.experiment_id = id;
   page.title = protocol.title;
   page.evidence_class = protocol.evidence_class;
@@ -154,17 +160,53 @@ report::Page build_page(const std::filesystem::path& run_dir, const std::filesys
   const std::string tally = std::to_string(terminal.size()) + " of " + std::to_string(planned) + " units (results " +
                             std::to_string(counts["result"]) + ", invalid " + std::to_string(counts["invalid"]) +
                             ", failures " + std::to_string(counts["failure"]) + ")";
+  run.window_rule = window_reason;
+  run.failures = counts["failure"];
+  run.complete = window_reason.empty() && terminal.size() >= planned;
   if (!window_reason.empty()) {
     page.status = "STOPPED by the window rule (" + window_reason + "): " + tally;
   } else if (terminal.size() >= planned) {
     page.status = "complete: " + tally;
   } else {
-    page.status = "INCOMPLETE: " + tally + "; resume with `k3lab run " + id + " --profile " + page.profile + "`";
+    page.status = "INCOMPLETE: " + tally + "; resume with `k3lab run " + id + " --profile " + page.profile +
+                  "` and the same --out as the command recorded under Reproduce";
   }
+  add_hardware_check(protocol, records, page);
   flag_duplicates(records.ledger, page);
   experiment->summarise(protocol, records, page);
-  return page;
+  add_reproduce_section(records, page);
+  return run;
 }
+
+// Renders every run of one experiment and profile (oldest first): the headline at the page folder, the
+// others under its runs/ folder; adds the headline's index entry to `outcome`.
+void render_runs(std::vector<RunPage>& runs, const std::filesystem::path& out_root, ReportOutcome& outcome) {
+  // Run dir names sort by their start second; the manifest's start time orders runs of the same second.
+  std::stable_sort(runs.begin(), runs.end(), [](const RunPage& a, const RunPage& b) {
+    return a.page.provenance.value("started_at", "") < b.page.provenance.value("started_at", "");
+  });
+  const std::size_t headline = headline_run(runs);
+  link_run_history(runs, headline);
+  const std::filesystem::path folder = report::page_folder(runs[headline].page, out_root);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (r != headline) report::render_page_into(runs[r].page, folder / other_run_folder(runs[r].page));
+  }
+  const report::Page& page = runs[headline].page;
+  report::render_page(page, out_root);
+  std::string status = page.status;
+  if (runs.size() > 1) status += " (headline of " + std::to_string(runs.size()) + " runs; every run is on its page)";
+  outcome.entries.push_back({page.experiment_id, page.title, page.evidence_class, page.profile, status, page.frozen,
+                             std::filesystem::relative(folder, out_root).string(), page.labels});
+}
+
+}  // namespace
+
+report::Page build_page(const std::filesystem::path& run_dir, const std::filesystem::path& runs_root,
+                        const Catalog& catalog) {
+  return build_run_page(run_dir, runs_root, catalog).page;
+}
+
+
 
 ReportOutcome build_reports(const std::filesystem::path& runs_root, const std::filesystem::path& out_root,
                             const Catalog& catalog) {
@@ -181,22 +223,19 @@ ReportOutcome build_reports(const std::filesystem::path& runs_root, const std::f
       continue;
     }
     for (const auto& profile : core::profile_names()) {
-      const core::RunDirInfo* latest = nullptr;
+      std::vector<RunPage> runs;
       for (const auto& run : scan.runs) {
-        if (run.manifest.at("profile") == profile) latest = &run;
+        if (run.manifest.at("profile") != profile) continue;
+        try {
+          runs.push_back(build_run_page(run.path, runs_root, catalog));
+        } catch (const std::exception& e) {
+          add_damaged(outcome, {id, run.path, e.what()}, profile, runs_root, out_root);
+          continue;
+        }
+        const auto& status = runs.back().page.status;
+        if (status.rfind(kLedgerErrorStatus, 0) == 0) outcome.ledger_errors.push_back({id, run.path, status});
       }
-      if (!latest) continue;
-      std::optional<report::Page> page;
-      try {
-        page = build_page(latest->path, runs_root, catalog);
-      } catch (const std::exception& e) {
-        add_damaged(outcome, {id, latest->path, e.what()}, profile, runs_root, out_root);
-        continue;
-      }
-      if (page->status.rfind(kLedgerErrorStatus, 0) == 0) outcome.ledger_errors.push_back({id, latest->path, page->status});
-      const auto folder = report::render_page(*page, out_root);
-      outcome.entries.push_back({page->experiment_id, page->title, page->evidence_class, page->profile, page->status,
-                                 page->frozen, std::filesystem::relative(folder, out_root).string(), page->labels});
+      if (!runs.empty()) render_runs(runs, out_root, outcome);
     }
     for (const auto& damaged : scan.damaged) {
       add_damaged(outcome, {id, damaged.run_dir(), damaged.what()}, "", runs_root, out_root);

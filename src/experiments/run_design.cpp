@@ -70,10 +70,8 @@ void count_terminal(const std::vector<nlohmann::json>& terminal, RunSummary& sum
 }
 
 std::variant<Design, RunSummary> resolve_design(Experiment& experiment, const RunRequest& request) {
-  Design d{core::load_protocol(request.protocol_file.value_or(core::protocol_path(request.experiment_id)),
-                               &experiment.parameter_schema()),
+  Design d{load_checked_protocol(experiment, request.protocol_file.value_or(core::protocol_path(request.experiment_id))),
            {}, true, {}, {}, {}, {}};
-  const auto& id = request.experiment_id;
   if (d.protocol.id != experiment.id()) {
     return refusal(kExitProtocol, d.protocol.path.string() + " declares id \"" + d.protocol.id + "\" but is run as " +
                                       experiment.id() + ": fix the file's id field");

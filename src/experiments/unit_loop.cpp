@@ -4,6 +4,7 @@
 #include <new>
 
 #include "k3lab/core/allocator_policy.hpp"
+#include "k3lab/core/hardware_fingerprint.hpp"
 #include "k3lab/core/progress.hpp"
 #include "k3lab/experiments/fault_class.hpp"
 #include "runner_stages.hpp"
@@ -106,6 +107,10 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
     writer.append(std::move(record));
   };
   env.progress = [&progress](double f) { progress.within_unit(f); };
+  // Every attempt says what it ran on, so a report can tell units of different machines or builds apart
+  // (a data-parallel group has already chosen its device).
+  const auto hardware = core::hardware_fingerprint(
+      loop.group ? loop.group->device_name() : loop.request.options.value("device", std::string("auto")));
   // The other ranks wait between units while rank 0 measures and records alone.
   auto release_peers = [&](std::size_t index, bool more) {
     if (loop.group) loop.group->share_from_root("unit-" + std::to_string(index), more ? "continue" : "stop", kPeerWait);
@@ -122,6 +127,7 @@ void run_units(UnitLoop loop, const std::vector<const Unit*>& todo, std::vector<
     nlohmann::json attempt_record = {{"kind", "attempt"}, {"unit", unit->id}, {"attempt", ++attempts[unit->id]}};
     if (!loop.request.worker.empty()) attempt_record["worker"] = loop.request.worker;
     if (loop.group) attempt_record["world_size"] = loop.group->world_size();
+    attempt_record["hardware"] = hardware;
     loop.writer.append(attempt_record);
 
     const auto started = std::chrono::steady_clock::now();

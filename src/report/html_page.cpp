@@ -118,6 +118,7 @@ std::string header_html(const Page& page) {
   html += "<dt>Status</dt><dd>" + inline_markdown_html(or_text(page.status, "(not stated)")) + "</dd>\n";
   if (!page.run_dir.empty()) html += "<dt>Run</dt><dd><code>" + xml_escape(page.run_dir) + "</code></dd>\n";
   html += "</dl>\n";
+  if (!page.run_note.empty()) html += markdown_html(page.run_note);
   for (const std::string& label : page.labels) {
     html += "<p class=\"warning\"><strong>WARNING:</strong> " + inline_markdown_html(label) + "</p>\n";
   }
@@ -156,6 +157,14 @@ std::string block_html(const Block& block) {
   return "";
 }
 
+// A section of blocks under its heading; nothing when there are no blocks.
+std::string blocks_section_html(const std::string& id, const std::string& heading, const std::vector<Block>& blocks) {
+  if (blocks.empty()) return "";
+  std::string html = "<section id=\"" + id + "\">\n<h2>" + heading + "</h2>\n";
+  for (const Block& block : blocks) html += block_html(block);
+  return html + "</section>\n";
+}
+
 std::string log_html(const std::string& id, const std::string& heading, const std::vector<LogEntry>& entries) {
   std::string html = "<section id=\"" + id + "\">\n<h2>" + heading + "</h2>\n";
   if (entries.empty()) return html + "<p>none</p>\n</section>\n";
@@ -166,13 +175,13 @@ std::string log_html(const std::string& id, const std::string& heading, const st
 }  // namespace
 
 std::string page_html(const Page& page) {
-  std::string body = "<nav>" + html_link("../index.html", "k3lab report") + " · " + html_link("index.md", "index.md") +
+  std::string body = "<nav>" + html_link(page.report_root + "/index.html", "k3lab report") + " · " + html_link("index.md", "index.md") +
                      "</nav>\n" + header_html(page) + "<main>\n<section id=\"results\">\n<h2>Results</h2>\n";
   if (page.blocks.empty()) body += "<p>none</p>\n";
   for (const Block& block : page.blocks) body += block_html(block);
   body += "</section>\n" + log_html("failure-log", "Failure log", page.failures) +
-          log_html("excluded-data", "Excluded data", page.excluded) +
-          "<section id=\"provenance\">\n<h2>Provenance</h2>\n";
+          log_html("excluded-data", "Excluded data", page.excluded) + blocks_section_html("runs", "Runs", page.runs) +
+          blocks_section_html("reproduce", "Reproduce", page.reproduce) + "<section id=\"provenance\">\n<h2>Provenance</h2>\n";
   body += detail::has_provenance(page.provenance) ? table_html(detail::provenance_table(page.provenance))
                                                   : "<p>none recorded (no manifest was available to this page)</p>\n";
   body += "</section>\n</main>\n";

@@ -68,6 +68,17 @@ bool parse_link(std::string_view text, std::size_t open, Link& link) {
   return !link.label.empty() && is_safe_url(link.url);
 }
 
+// A relative link to another page's index.md opens that page's HTML rendering (every page has both);
+// any other URL is kept as written.
+std::string html_target(std::string_view url) {
+  constexpr std::string_view kMarkdownPage = "index.md";
+  const bool relative = url.find(':') == std::string_view::npos && url.rfind('/', 0) != 0;
+  const bool page = url == kMarkdownPage ||
+                    (url.size() > kMarkdownPage.size() && url.substr(url.size() - kMarkdownPage.size() - 1) == "/index.md");
+  if (!relative || !page) return std::string(url);
+  return std::string(url.substr(0, url.size() - kMarkdownPage.size())) + "index.html";
+}
+
 // Lines of one block joined by "\n", the markers already stripped.
 struct BlockText {
   enum class Kind { Paragraph, Heading, List, Quote };
@@ -160,7 +171,7 @@ std::string inline_markdown_html(std::string_view text) {
       out.markup("<strong>" + inline_markdown_html(text.substr(i + 2, close - i - 2)) + "</strong>");
       i = close + 2;
     } else if (Link link; c == '[' && parse_link(text, i, link)) {
-      out.markup("<a href=\"" + xml_escape(link.url) + "\">" + inline_markdown_html(link.label) + "</a>");
+      out.markup("<a href=\"" + xml_escape(html_target(link.url)) + "\">" + inline_markdown_html(link.label) + "</a>");
       i = link.end;
     } else {
       out.text(c);

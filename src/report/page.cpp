@@ -86,33 +86,29 @@ std::string header(const Page& page) {
   for (const std::string& label : page.labels) out += "> **WARNING:** " + label + "\n\n";
   out += "**Status:** " + (page.status.empty() ? std::string("(not stated)") : page.status) + "\n\n";
   if (!page.run_dir.empty()) out += "**Run:** `" + page.run_dir + "`\n\n";
+  if (!page.run_note.empty()) out += page.run_note + "\n\n";
   out += "## Transfer limit\n\n**Can say**\n\n" + bullet_list(page.can_say, "(nothing stated)") + "\n";
   out += "**Cannot say**\n\n" + bullet_list(page.cannot_say, "(nothing stated)") + "\n";
   return out;
 }
 
-RenderedPage render_in_memory(const Page& page) {
-  detail::check_file_stem(page.experiment_id, "experiment id");
-  if (!page.profile.empty()) detail::check_file_stem(page.profile, "profile");
-
-  RenderedPage rendered;
-  std::string& md = rendered.index_md;
-  md = header(page);
-  md += "## Results\n\n";
-  if (page.blocks.empty()) md += "none\n\n";
-  for (std::size_t b = 0; b < page.blocks.size(); ++b) {
-    const Block& block = page.blocks[b];
-    const std::string where = "page '" + page.experiment_id + "' block " + std::to_string(b);
+// Appends the blocks' Markdown to `md` and their tables and charts to `rendered`; `where` names the
+// page in errors (an id used twice on one page, a bad file stem).
+void render_blocks(const std::vector<Block>& blocks, const std::string& where, std::string& md,
+                   RenderedPage& rendered) {
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const Block& block = blocks[b];
+    const std::string at = where + " block " + std::to_string(b);
     switch (block.kind) {
       case Block::Kind::Markdown:
         md += ensure_paragraph(block.markdown);
         break;
       case Block::Kind::Table: {
         const Table& table = block.table;
-        detail::check_file_stem(table.id, where + ": table id");
+        detail::check_file_stem(table.id, at + ": table id");
         const std::string csv_name = table.id + ".csv";
         if (rendered.tables.count(csv_name)) {
-          throw std::invalid_argument(where + ": table id '" + table.id + "' is used twice on this page; give each table its own id");
+          throw std::invalid_argument(at + ": table id '" + table.id + "' is used twice on this page; give each table its own id");
         }
         rendered.tables[csv_name] = table_csv(table);
         rendered.tables[table.id + ".json"] = detail::dump_json(table_json(table), 2) + "\n";
@@ -125,10 +121,10 @@ RenderedPage render_in_memory(const Page& page) {
       }
       case Block::Kind::Chart: {
         const Chart& chart = block.chart;
-        detail::check_file_stem(chart.id, where + ": chart id");
+        detail::check_file_stem(chart.id, at + ": chart id");
         const std::string svg_name = chart.id + ".svg";
         if (rendered.charts.count(svg_name)) {
-          throw std::invalid_argument(where + ": chart id '" + chart.id + "' is used twice on this page; give each chart its own id");
+          throw std::invalid_argument(at + ": chart id '" + chart.id + "' is used twice on this page; give each chart its own id");
         }
         rendered.charts[svg_name] = chart_svg(chart);
         const std::string title = chart.title.empty() ? chart.id : chart.title;
@@ -139,8 +135,29 @@ RenderedPage render_in_memory(const Page& page) {
       }
     }
   }
+}
+
+RenderedPage render_in_memory(const Page& page) {
+  detail::check_file_stem(page.experiment_id, "experiment id");
+  if (!page.profile.empty()) detail::check_file_stem(page.profile, "profile");
+
+  RenderedPage rendered;
+  std::string& md = rendered.index_md;
+  const std::string where = "page '" + page.experiment_id + "'";
+  md = header(page);
+  md += "## Results\n\n";
+  if (page.blocks.empty()) md += "none\n\n";
+  render_blocks(page.blocks, where, md, rendered);
   md += log_section("Failure log", page.failures);
   md += log_section("Excluded data", page.excluded);
+  if (!page.runs.empty()) {
+    md += "## Runs\n\n";
+    render_blocks(page.runs, where + " (runs)", md, rendered);
+  }
+  if (!page.reproduce.empty()) {
+    md += "## Reproduce\n\n";
+    render_blocks(page.reproduce, where + " (reproduce)", md, rendered);
+  }
   md += provenance_section(page.provenance);
   rendered.index_html = page_html(page);
   return rendered;
@@ -163,10 +180,12 @@ void remove_stale(const std::filesystem::path& folder, const std::set<std::strin
 
 }  // namespace
 
-std::filesystem::path render_page(const Page& page, const std::filesystem::path& out_dir) {
+std::filesystem::path page_folder(const Page& page, const std::filesystem::path& out_dir) {
+  return out_dir / (page.profile.empty() ? page.experiment_id : page.experiment_id + "-" + page.profile);
+}
+
+void render_page_into(const Page& page, const std::filesystem::path& folder) {
   const RenderedPage rendered = render_in_memory(page);
-  const std::filesystem::path folder =
-      out_dir / (page.profile.empty() ? page.experiment_id : page.experiment_id + "-" + page.profile);
   const std::filesystem::path tables = folder / "tables";
   const std::filesystem::path charts = folder / "charts";
   std::error_code error;
@@ -182,6 +201,11 @@ std::filesystem::path render_page(const Page& page, const std::filesystem::path&
   for (const auto& [name, content] : rendered.charts) detail::write_text_file(charts / name, content);
   detail::write_text_file(folder / "index.md", rendered.index_md);
   detail::write_text_file(folder / "index.html", rendered.index_html);
+}
+
+std::filesystem::path render_page(const Page& page, const std::filesystem::path& out_dir) {
+  const std::filesystem::path folder = page_folder(page, out_dir);
+  render_page_into(page, folder);
   return folder;
 }
 

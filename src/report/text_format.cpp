@@ -106,6 +106,8 @@ std::string group_thousands(std::int64_t value) {
 std::string format_for_reading(double value, int digits) {
   const double magnitude = std::fabs(value);
   if (!std::isfinite(value) || magnitude < 1e4 || magnitude >= 1e15) return format_significant(value, digits);
+  // A whole number (a count) is exact: printed in full, never rounded to look like another exact count.
+  if (value == std::floor(value)) return group_thousands(static_cast<std::int64_t>(value));
   // Round to `digits` significant digits via the decimal text, then print the whole number grouped.
   const std::string text = to_chars_text(value, std::chars_format::scientific, digits - 1);
   double rounded = value;

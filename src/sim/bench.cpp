@@ -35,13 +35,15 @@ int run_memory_pool_bench(const nlohmann::json& options, std::ostream& out) {
     throw std::invalid_argument("memory-pool bench: options must be a JSON object");
   }
   const nlohmann::json opts = options.is_null() ? nlohmann::json::object() : options;
-  static const char* known[] = {"parameters", "protocol", "profile", "mix", "trace", "csv", "csv_format"};
+  static const char* known[] = {"parameters", "protocol", "profile",    "mix",
+                                "trace",      "csv",      "csv_format", "state_to_kv_ratio"};
   for (auto it = opts.begin(); it != opts.end(); ++it) {
     bool ok = false;
     for (const char* k : known) ok = ok || it.key() == k;
     if (!ok) {
       throw std::invalid_argument("memory-pool bench: unknown option \"" + it.key() +
-                                  "\"; known: parameters, protocol, profile, mix, trace, csv, csv_format");
+                                  "\"; known: parameters, protocol, profile, mix, trace, csv, csv_format, "
+                                  "state_to_kv_ratio");
     }
   }
   nlohmann::json raw;
@@ -81,7 +83,14 @@ int run_memory_pool_bench(const nlohmann::json& options, std::ostream& out) {
   const EngineConfig engine = engine_config(params, false);
   std::uint64_t total_arrivals = 0;
   double total_cpu_seconds = 0;
-  for (const PolicySpec& policy : params.policies) {
+  for (const PolicySpec& spec : params.policies) {
+    // A tuned split (protocol v2) runs at the middle candidate unless the options name a ratio.
+    const PolicySpec policy =
+        spec.tuned_ratio
+            ? with_ratio(spec,
+                         opts.value("state_to_kv_ratio",
+                                    params.fixed_split_tuning->ratios[params.fixed_split_tuning->ratios.size() / 2]))
+            : spec;
     const PolicyConfig config = policy_config(params, policy);
     const auto start = Clock::now();
     const double cpu_start = thread_cpu_seconds();
@@ -90,8 +99,10 @@ int run_memory_pool_bench(const nlohmann::json& options, std::ostream& out) {
     const double wall = seconds_since(start);
     total_arrivals += result.arrivals;
     total_cpu_seconds += cpu;
-    out << "policy=" << policy.id << " arrivals=" << result.arrivals << " admitted=" << result.admitted
-        << " iterations=" << result.iterations << " cpu_s=" << std::setprecision(3) << cpu << " wall_s=" << wall
+    out << "policy=" << policy.id;
+    if (policy.kind == PolicyKind::FixedSplit) out << " state_to_kv_ratio=" << policy.state_to_kv_ratio;
+    out << " arrivals=" << result.arrivals << " admitted=" << result.admitted << " iterations=" << result.iterations
+        << " cpu_s=" << std::setprecision(3) << cpu << " wall_s=" << wall
         << " arrivals_per_cpu_s=" << std::setprecision(0) << (cpu > 0 ? result.arrivals / cpu : 0.0) << "\n";
   }
   const double rate = total_cpu_seconds > 0 ? static_cast<double>(total_arrivals) / total_cpu_seconds : 0.0;

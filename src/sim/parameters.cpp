@@ -58,7 +58,12 @@ std::shared_ptr<Schema> policy_schema() {
   auto s = std::make_shared<Schema>();
   s->string("id", "policy id; must equal an arm id");
   s->string("kind", "allocator").one_of({"fixed-split", "unified", "padded-single-page"});
-  s->number("state_to_kv_ratio", "fixed-split only: state pool / KV pool bytes (SGLang --mamba-full-memory-ratio)").optional().above(0).at_most(100);
+  s->number("state_to_kv_ratio",
+            "fixed-split only: state pool / KV pool bytes (SGLang --mamba-full-memory-ratio); absent: tuned by "
+            "parameters.fixed_split_tuning")
+      .optional()
+      .above(0)
+      .at_most(100);
   s->string("compaction", "unified only: when live units move").optional().one_of({"on-shortfall", "eager"});
   s->integer("block_align_tokens", "padded-single-page only: attention block size alignment in tokens").optional().at_least(1).at_most(4096);
   return s;
@@ -117,6 +122,29 @@ std::shared_ptr<Schema> retained_schema() {
   return s;
 }
 
+std::shared_ptr<Schema> tuning_schema() {
+  auto s = std::make_shared<Schema>();
+  s->array_of("ratios", FieldType::Number, "candidate state:KV ratios, strictly increasing")
+      .non_empty()
+      .above(0)
+      .at_most(100);
+  s->integer("calibration_traces_per_mix", "calibration traces per mix (first phase only, their own seed stream)")
+      .at_least(1)
+      .at_most(1000);
+  s->integer("arrivals_per_calibration_trace", "arrivals in every calibration trace").at_least(1).at_most(1e8);
+  return s;
+}
+
+std::shared_ptr<Schema> sensitivity_schema() {
+  auto s = std::make_shared<Schema>();
+  s->array_of("copy_bytes_per_second", FieldType::Number,
+              "compaction bandwidths for the unified arm's sensitivity units on each retained trace")
+      .non_empty()
+      .above(0)
+      .at_most(1e15);
+  return s;
+}
+
 Schema make_parameter_schema() {
   Schema s;
   s.integer("seed", "protocol seed; trace t of mix m uses core::stream_seed(seed, {m, t})").at_least(0).at_most(9007199254740991.0);
@@ -131,6 +159,10 @@ Schema make_parameter_schema() {
   s.number("drain_factor", "after the last arrival, draining may last this many trace durations; then queued requests are misses").at_least(0).at_most(100);
   s.integer("time_series_points", "samples over the arrival window in the retained trace's time series").at_least(10).at_most(1000);
   s.array_of_objects("retained_traces", retained_schema(), "one committed trace per mix").non_empty();
+  s.object("fixed_split_tuning", tuning_schema(), "protocol v2: how the fixed split's ratio is chosen per mix")
+      .optional();
+  s.object("sensitivity", sensitivity_schema(), "protocol v2: compaction-bandwidth sensitivity of the unified arm")
+      .optional();
   return s;
 }
 
@@ -285,7 +317,11 @@ void parse_policies(const json& policies, SimParameters& p, Collector& c) {
       if (spec.kind == kind && !present) c.add(at + "." + key, "required for kind " + policy_kind_name(kind));
       if (spec.kind != kind && present) c.add(at + "." + key, "only used by kind " + policy_kind_name(kind) + "; remove it");
     };
-    only_for("state_to_kv_ratio", PolicyKind::FixedSplit);
+    if (spec.kind == PolicyKind::FixedSplit) {
+      spec.tuned_ratio = !pj.contains("state_to_kv_ratio");
+    } else if (pj.contains("state_to_kv_ratio")) {
+      c.add(at + ".state_to_kv_ratio", "only used by kind fixed-split; remove it");
+    }
     only_for("compaction", PolicyKind::Unified);
     only_for("block_align_tokens", PolicyKind::PaddedSinglePage);
     if (pj.contains("state_to_kv_ratio")) spec.state_to_kv_ratio = pj.at("state_to_kv_ratio").get<double>();
@@ -395,6 +431,48 @@ void check_retained_traces(const SimParameters& p, Collector& c) {
   }
 }
 
+// Protocol v2 blocks: the fixed split is tuned exactly when its ratio is absent, and the tuning needs a
+// tuned fixed split; the sensitivity needs a unified arm.
+void parse_v2_blocks(const json& j, SimParameters& p, Collector& c) {
+  bool any_tuned = false, any_unified = false;
+  for (const auto& policy : p.policies) {
+    any_tuned = any_tuned || policy.tuned_ratio;
+    any_unified = any_unified || policy.kind == PolicyKind::Unified;
+  }
+  if (j.contains("fixed_split_tuning")) {
+    const json& t = j.at("fixed_split_tuning");
+    FixedSplitTuning tuning;
+    tuning.ratios = t.at("ratios").get<std::vector<double>>();
+    tuning.calibration_traces_per_mix = t.at("calibration_traces_per_mix").get<std::uint32_t>();
+    tuning.arrivals_per_calibration_trace = t.at("arrivals_per_calibration_trace").get<std::uint64_t>();
+    for (std::size_t i = 1; i < tuning.ratios.size(); ++i) {
+      if (!(tuning.ratios[i] > tuning.ratios[i - 1])) {
+        c.add("parameters.fixed_split_tuning.ratios[" + std::to_string(i) + "]", "ratios must be strictly increasing");
+      }
+    }
+    if (!any_tuned) {
+      c.add("parameters.fixed_split_tuning",
+            "no fixed-split policy is tuned (each states a state_to_kv_ratio); remove "
+            "the ratio to tune the split, or remove this block");
+    }
+    p.fixed_split_tuning = tuning;
+  }
+  for (std::size_t i = 0; i < p.policies.size(); ++i) {
+    if (p.policies[i].tuned_ratio && !p.fixed_split_tuning) {
+      c.add("parameters.policies[" + std::to_string(i) + "].state_to_kv_ratio",
+            "required unless parameters.fixed_split_tuning says how the ratio is chosen");
+    }
+    if (!p.policies[i].tuned_ratio && p.policies[i].kind == PolicyKind::FixedSplit && p.fixed_split_tuning) {
+      c.add("parameters.policies[" + std::to_string(i) + "].state_to_kv_ratio",
+            "a fixed ratio and parameters.fixed_split_tuning exclude each other; remove one");
+    }
+  }
+  if (j.contains("sensitivity")) {
+    p.sensitivity_copy_bytes_per_second = j.at("sensitivity").at("copy_bytes_per_second").get<std::vector<double>>();
+    if (!any_unified) c.add("parameters.sensitivity", "needs a unified policy to vary the copy bandwidth of");
+  }
+}
+
 }  // namespace
 
 SimParameters parse_parameters(const json& j) {
@@ -405,6 +483,7 @@ SimParameters parse_parameters(const json& j) {
   p.model = parse_model(j.at("model"), c);
   parse_scalars(j, p, c);
   parse_policies(j.at("policies"), p, c);
+  parse_v2_blocks(j, p, c);
   parse_mixes(j.at("mixes"), p, c);
   parse_retained_traces(j.at("retained_traces"), p, c);
   check_retained_traces(p, c);
@@ -419,6 +498,11 @@ PolicyConfig policy_config(const SimParameters& p, const PolicySpec& policy) {
   config.kind = policy.kind;
   switch (policy.kind) {
     case PolicyKind::FixedSplit:
+      if (policy.tuned_ratio) {
+        throw std::invalid_argument("fixed-split policy \"" + policy.id +
+                                    "\" is tuned: its ratio is chosen from the calibration units; pass the chosen "
+                                    "ratio with with_ratio()");
+      }
       config.fixed = FixedSplitPool::split(p.budget_bytes, state, page, p.page_tokens, policy.state_to_kv_ratio,
                                            p.watermark_fraction);
       break;
@@ -445,6 +529,12 @@ PolicyConfig policy_config(const SimParameters& p, const PolicySpec& policy) {
     }
   }
   return config;
+}
+
+PolicySpec with_ratio(PolicySpec policy, double ratio) {
+  policy.state_to_kv_ratio = ratio;
+  policy.tuned_ratio = false;
+  return policy;
 }
 
 EngineConfig engine_config(const SimParameters& p, bool with_time_series) {
@@ -511,7 +601,19 @@ json derived_sizes(const SimParameters& p) {
                              static_cast<double>(p.model.mla_bytes_per_token());
   d["budget_bytes"] = p.budget_bytes;
   json policies = json::object();
-  for (const auto& policy : p.policies) policies[policy.id] = policy_geometry_json(policy_config(p, policy));
+  for (const auto& policy : p.policies) {
+    if (!policy.tuned_ratio) {
+      policies[policy.id] = policy_geometry_json(policy_config(p, policy));
+      continue;
+    }
+    json candidates = json::array();
+    for (double ratio : p.fixed_split_tuning->ratios) {
+      json g = policy_geometry_json(policy_config(p, with_ratio(policy, ratio)));
+      g["state_to_kv_ratio"] = ratio;
+      candidates.push_back(std::move(g));
+    }
+    policies[policy.id] = {{"kind", policy_kind_name(policy.kind)}, {"tuned", true}, {"candidates", candidates}};
+  }
   d["policies"] = policies;
   return d;
 }

@@ -111,9 +111,10 @@ void write_token_shard(const std::filesystem::path& path, std::span<const std::u
   header[0] = width == TokenWidth::U16 ? kShardMagicU16 : kShardMagicU32;
   header[1] = width == TokenWidth::U16 ? kShardVersionU16 : kShardVersionU32;
   header[2] = static_cast<std::int32_t>(tokens.size());
-  std::string body;
+  // The header first, then room for the tokens (copying into a resized string trips GCC 12's
+  // -Warray-bounds at -O3, which misjudges the string's capacity).
+  std::string body(reinterpret_cast<const char*>(header.data()), static_cast<std::size_t>(kShardHeaderBytes));
   body.resize(static_cast<std::size_t>(kShardHeaderBytes) + tokens.size() * static_cast<std::size_t>(width));
-  std::memcpy(body.data(), header.data(), kShardHeaderBytes);
   char* out = body.data() + kShardHeaderBytes;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (width == TokenWidth::U16) {

@@ -22,12 +22,13 @@ nlohmann::json only_manifest(const std::filesystem::path& runs) {
   return nlohmann::json::parse(std::ifstream(found.front()));
 }
 
-nlohmann::json policy_of_run(const std::vector<std::string>& extra, std::optional<std::string> wait_policy) {
+nlohmann::json policy_of_run(const std::vector<std::string>& extra, std::optional<std::string> wait_policy,
+                             const std::string& experiment = "situ-qat") {
   TempDir dir;
   ProcessOptions options;
   options.env["K3LAB_PROTOCOL_DIR"] = (source_dir() / "experiments").string();
   options.env["OMP_WAIT_POLICY"] = std::move(wait_policy);
-  std::vector<std::string> args = {"run", "memory-pool", "--profile", "smoke", "--out", (dir.path() / "runs").string()};
+  std::vector<std::string> args = {"run", experiment, "--profile", "smoke", "--out", (dir.path() / "runs").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto result = run_k3lab(args, options);
   EXPECT_EQ(result.exit_code, 0) << command_line(args) << "\n" << result.output();
@@ -39,6 +40,13 @@ TEST(ThreadPolicyCli, RunRecordsTheThreadsAndMakesIdleOpenMpWorkersSleep) {
   EXPECT_EQ(policy.value("threads", 0), 1) << policy.dump();
   EXPECT_EQ(policy.value("source", ""), "--threads");
   EXPECT_EQ(policy.value("openmp_wait_policy", ""), "PASSIVE") << "OMP_WAIT_POLICY unset: run re-executes with it";
+}
+
+// The simulator and the API experiments never start LibTorch's pool: no restart (it costs a second
+// LibTorch load), and the manifest says the wait policy was left unset.
+TEST(ThreadPolicyCli, AnExperimentWithoutLibTorchIsNotRestarted) {
+  const auto policy = policy_of_run({}, std::nullopt, "memory-pool");
+  EXPECT_EQ(policy.value("openmp_wait_policy", ""), "unset") << policy.dump();
 }
 
 TEST(ThreadPolicyCli, DefaultThreadsAreTheAffinityCoresAndAUserWaitPolicyIsKept) {
@@ -55,6 +63,10 @@ TEST(ThreadPolicyCli, VersionNamesTheDefaultThreads) {
   const auto result = run_k3lab({"--version"});
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_NE(result.out.find("threads: "), std::string::npos) << result.out;
+  // The revision of the tree it was built from (a checkout here) and the analysis it renders with.
+  EXPECT_NE(result.out.find("source revision: "), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("source revision: unknown"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("analysis: version "), std::string::npos) << result.out;
 }
 
 }  // namespace

@@ -133,14 +133,16 @@ TEST(LedgerRecords, RunDirsOfAnExperiment) {
   EXPECT_TRUE(run_dirs(runs.path(), "situ-qat").empty());
 }
 
-TEST(LedgerCompare, IgnoresOnlyTimeSeqTimingAndWorker) {
+TEST(LedgerCompare, IgnoresOnlyTimeSeqTimingWorkerAndHardware) {
   const auto a = nlohmann::json::parse(R"({"seq":3,"t":"2026-01-01T00:00:00Z","kind":"result","unit":"u",
-      "timing":{"s":1.5},"worker":"w1","data":{"loss":2.5,"t":"kept: only top-level keys are ignored"}})");
+      "timing":{"s":1.5},"worker":"w1","hardware":{"id":"0123456789abcdef"},
+      "data":{"loss":2.5,"t":"kept: only top-level keys are ignored"}})");
   auto b = a;
   b["seq"] = 9;
   b["t"] = "2027-01-01T00:00:00Z";
   b["timing"]["s"] = 3.0;
   b["worker"] = "w2";
+  b["hardware"]["id"] = "fedcba9876543210";
   EXPECT_EQ(deterministic_part(a), nlohmann::json::parse(R"({"kind":"result","unit":"u",
       "data":{"loss":2.5,"t":"kept: only top-level keys are ignored"}})"));
   EXPECT_EQ(ledger_difference({a}, {b}), "");

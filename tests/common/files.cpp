@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -149,9 +150,28 @@ std::string unified_diff(const std::string& expected, const std::string& actual,
   return text;
 }
 
-std::string tree_difference(const std::filesystem::path& expected, const std::filesystem::path& actual) {
-  const auto want = read_tree(expected);
-  const auto got = read_tree(actual);
+std::map<std::string, std::string> report_measurements(const std::filesystem::path& report_root) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, bytes] : read_tree(report_root)) {
+    if (name.find("/tables/wall-time-by-run.") != std::string::npos) continue;
+    if (name.find("/tables/") != std::string::npos || name.find("/charts/") != std::string::npos) out[name] = bytes;
+  }
+  return out;
+}
+
+std::string mask_analysis_statement(const std::string& page) {
+  static const std::regex statement("(\\*\\*Analysis:\\*\\*|<strong>Analysis:</strong>)[^\n]*");
+  return std::regex_replace(page, statement, "$1 <masked>");
+}
+
+std::string tree_difference(const std::filesystem::path& expected, const std::filesystem::path& actual,
+                            const std::function<std::string(const std::string&)>& normalise) {
+  auto want = read_tree(expected);
+  auto got = read_tree(actual);
+  if (normalise) {
+    for (auto& [name, bytes] : want) bytes = normalise(bytes);
+    for (auto& [name, bytes] : got) bytes = normalise(bytes);
+  }
   std::string missing, extra, diff;
   for (const auto& [name, bytes] : want) {
     const auto it = got.find(name);

@@ -2,6 +2,7 @@
 // Files in tests: whole-file reads, a folder as a map of bytes, the repository's protocols, and
 // unified diffs of files and folders for failure messages.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -26,6 +27,18 @@ std::string unified_diff(const std::string& expected, const std::string& actual,
 
 // Empty when both folders hold the same files with the same bytes; otherwise names the missing and
 // the extra files, and gives a unified diff of the first file (by name) whose bytes differ.
-std::string tree_difference(const std::filesystem::path& expected, const std::filesystem::path& actual);
+// `normalise` (when given) is applied to both sides' bytes first.
+std::string tree_difference(const std::filesystem::path& expected, const std::filesystem::path& actual,
+                            const std::function<std::string(const std::string&)>& normalise = {});
+
+// The measurement files of a report (every page's tables and charts), which two runs of one design
+// share byte for byte: not the pages themselves (provenance: start time, command line) nor the
+// wall-time table (timing).
+std::map<std::string, std::string> report_measurements(const std::filesystem::path& report_root);
+
+// A page's analysis statement (Markdown or HTML line) replaced by a placeholder: the sources' sha256 in
+// it changes with every edit of an analysis source, which golden pages are not meant to track; the
+// statement's logic has its own test (docs/verdicts.md, "Analysis version").
+std::string mask_analysis_statement(const std::string& page);
 
 }  // namespace k3lab::testing

@@ -38,7 +38,7 @@ std::string patch_summary(const nlohmann::json& a, const nlohmann::json& b) {
 
 nlohmann::json deterministic_part(const nlohmann::json& record) {
   nlohmann::json copy = record;
-  for (const char* key : {"t", "seq", "timing", "worker"}) copy.erase(key);
+  for (const char* key : {"t", "seq", "timing", "worker", "hardware"}) copy.erase(key);
   return copy;
 }
 

@@ -8,8 +8,9 @@
 
 namespace k3lab::testing {
 
-// `record` without "t", "seq", "timing" and "worker" (top-level keys; the ledger contract puts
-// every wall-clock measurement under "timing").
+// `record` without "t", "seq", "timing", "worker" and "hardware" (top-level keys; the ledger contract
+// puts every wall-clock measurement under "timing", and an attempt's hardware fingerprint names the
+// machine, which differs from the recording one).
 nlohmann::json deterministic_part(const nlohmann::json& record);
 
 // Empty when both ledgers have the same deterministic parts in the same order; otherwise says where

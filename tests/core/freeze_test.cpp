@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "k3lab/analysis_info.hpp"
 #include "k3lab/core/freeze.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "run_dir_fixture.hpp"
@@ -80,8 +81,8 @@ TEST(Refreeze, ForcedFreezeIsRecordedAndOrdinaryRecordsKeepTheirFields) {
   const auto ordinary = read_json(freeze_record_path(load_protocol(p.file, nullptr)));
   std::vector<std::string> keys;
   for (auto it = ordinary.begin(); it != ordinary.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"frozen_at", "id", "k3lab_version", "protocol_sha256", "source_dirty",
-                                            "source_revision"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"analysis", "frozen_at", "id", "k3lab_version", "protocol_sha256",
+                                            "source_dirty", "source_revision"}));
 
   const Protocol edited = p.edit();
   const auto record = freeze(edited, FreezeOptions{true, "results existed in runs/memory-pool/x"});
@@ -95,4 +96,28 @@ TEST(Refreeze, ForcedFreezeIsRecordedAndOrdinaryRecordsKeepTheirFields) {
   EXPECT_TRUE(read_back->forced);
   EXPECT_EQ(read_back->forced_note, "results existed in runs/memory-pool/x");
   EXPECT_TRUE(check_freeze(edited).frozen);
+}
+
+// The analysis is frozen with the protocol: a new freeze records this build's; `freeze --analysis`
+// adds it to an older record without touching the protocol's own fields, and refuses an edited protocol.
+TEST(FreezeAnalysis, ARecordKeepsTheAnalysisAndAnOlderRecordGainsItUntouchedOtherwise) {
+  FrozenProtocol p;
+  const auto record_file = freeze_record_path(load_protocol(p.file, nullptr));
+  auto record = read_json(record_file);
+  EXPECT_EQ(record.at("analysis").at("version"), k3lab::build::kAnalysisVersion);
+  EXPECT_EQ(record.at("analysis").at("sources_sha256"), k3lab::build::kAnalysisSha256);
+
+  record.erase("analysis");
+  record["frozen_at"] = "2020-01-01T00:00:00.000Z";  // an older record, frozen before analyses were
+  std::ofstream(record_file) << record.dump(2);
+  ASSERT_FALSE(FreezeRecord::from_json(read_json(record_file)).analysis_version.size());
+  freeze_analysis(load_protocol(p.file, nullptr));
+  const auto updated = read_json(record_file);
+  EXPECT_EQ(updated.at("frozen_at"), "2020-01-01T00:00:00.000Z");
+  EXPECT_EQ(updated.at("protocol_sha256"), record.at("protocol_sha256"));
+  EXPECT_EQ(updated.at("analysis").at("sources_sha256"), k3lab::build::kAnalysisSha256);
+
+  const Protocol edited = p.edit();
+  EXPECT_THROW(freeze_analysis(edited), std::runtime_error);
+  EXPECT_EQ(read_json(record_file), updated) << "a refused analysis freeze writes nothing";
 }

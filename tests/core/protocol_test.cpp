@@ -91,3 +91,22 @@ TEST(Freeze, DetectsEditsAfterFreezing) {
   EXPECT_TRUE(status.record.has_value());
   EXPECT_NE(status.explanation.find("edited after it was frozen"), std::string::npos);
 }
+
+// A protocol may state how its controlled variables are enforced, with a version; a wrong value is named.
+TEST(Protocol, ControlsAndVersionAreOptionalAndChecked) {
+  TempDir dir;
+  auto doc = minimal_protocol();
+  doc["version"] = 2;
+  doc["controls"] = {{"mixed_hardware", "allowed"}};
+  EXPECT_NO_THROW(load_protocol(dir.write("memory-pool.json", doc.dump(2)), nullptr));
+  doc["controls"]["mixed_hardware"] = "sometimes";
+  try {
+    load_protocol(dir.write("memory-pool.json", doc.dump(2)), nullptr);
+    FAIL() << "an unknown controls value was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("controls.mixed_hardware"), std::string::npos) << e.what();
+  }
+  doc["controls"] = {{"mixed_hardware", "allowed"}};
+  doc["version"] = 0;
+  EXPECT_THROW(load_protocol(dir.write("memory-pool.json", doc.dump(2)), nullptr), ProtocolError);
+}

@@ -83,7 +83,9 @@ TEST(Runner, RefusesUnfrozenUnlessAsked) {
   s = experiments::run_experiment(r);
   EXPECT_EQ(s.exit_code, 0) << s.message;
   for (const auto& rec : core::read_ledger(s.run_dir).records) {
-    if (core::is_terminal_kind(rec["kind"])) EXPECT_TRUE(rec.value("unfrozen", false));
+    if (core::is_terminal_kind(rec["kind"])) {
+      EXPECT_TRUE(rec.value("unfrozen", false));
+    }
   }
   EXPECT_FALSE(core::read_manifest(s.run_dir)["frozen"].get<bool>());
 }

@@ -1,12 +1,15 @@
-// The memory-pool experiment module: frozen ledger order, arm checks, one unit end to end, the
-// retained-trace hash rule, and the summary page built from ledger records alone.
+// The memory-pool experiment module: frozen ledger order (the v1 text; v2's stages are in
+// protocol_v2_test.cpp), arm checks, one unit end to end, the retained-trace hash rule, and the summary
+// page built from ledger records alone.
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/protocol.hpp"
-#include "memory_pool/memory_pool_experiment.hpp"
 #include "k3lab/sim/parameters.hpp"
+#include "memory_pool/memory_pool_experiment.hpp"
 
 namespace k3lab::experiments {
 namespace {
@@ -26,9 +29,18 @@ RunEnv env_for(const core::Protocol& p, const nlohmann::json& params, std::vecto
   return env;
 }
 
+const Unit& find_unit(const std::vector<Unit>& units, const std::string& id) {
+  for (const auto& u : units) {
+    if (u.id == id) return u;
+  }
+  throw std::invalid_argument("no unit " + id);
+}
+
 TEST(MemoryPoolModule, FrozenLedgerOrderAndIds) {
   auto e = memory_pool::make_experiment();
-  const auto p = protocol(*e);
+  // Protocol v1's text (a fixed ratio, no tuning or sensitivity): only the decision units.
+  const auto p =
+      core::load_protocol(kRoot / "fixtures/memory-pool/protocol-v1/memory-pool.json", &e->parameter_schema());
   const auto full = e->enumerate(p, p.parameters_for("full"));
   EXPECT_EQ(full.size(), 3u * 21u * 3u);
   EXPECT_EQ(full[0].id, "mix=steady-short/trace=retained/policy=fixed-split");
@@ -87,7 +99,8 @@ TEST(MemoryPoolModule, RetainedUnitChecksItsFixture) {
   const auto units = e->enumerate(p, params);
   std::vector<nlohmann::json> notes;
   auto env = env_for(p, params, &notes);
-  const UnitOutcome ok = e->run_unit(units[0], env);
+  const Unit& retained = find_unit(units, "mix=steady-short/trace=retained/policy=unified");
+  const UnitOutcome ok = e->run_unit(retained, env);
   ASSERT_EQ(ok.kind, UnitOutcome::Kind::Result) << ok.detail;
   EXPECT_EQ(ok.data["trace"]["origin"], "fixture");
   EXPECT_EQ(ok.data["trace"]["sha256"], params["retained_traces"][0]["sha256"]);
@@ -101,7 +114,7 @@ TEST(MemoryPoolModule, RetainedUnitChecksItsFixture) {
   params["retained_traces"][0]["sha256"] = std::string(64, 'b');
   auto tampered = memory_pool::make_experiment();
   auto env2 = env_for(p, params);
-  const UnitOutcome bad = tampered->run_unit(units[0], env2);
+  const UnitOutcome bad = tampered->run_unit(retained, env2);
   EXPECT_EQ(bad.kind, UnitOutcome::Kind::Invalid);
   EXPECT_EQ(bad.reason, "retained-trace-hash-mismatch");
 }
@@ -115,14 +128,20 @@ TEST(MemoryPoolModule, SummaryFromRecordsOnly) {
   RunRecords records;
   records.manifest = {{"profile", "smoke"}, {"parameters", params}};
   const auto units = e->enumerate(p, params);
+  // The tuned fixed split reads its calibration results from the run's ledger.
+  const k3lab::testing::TempDir run_dir("k3lab-memory-pool-summary");
   auto env = env_for(p, params);
+  env.run_dir = run_dir.path();
   for (const auto& u : units) {
-    if (u.spec["trace_index"] == 0) continue;  // the smoke fixtures hold 20,000 arrivals, not 2,000
+    if (u.spec.value("trace_index", 1) == 0) continue;  // the smoke fixtures hold 20,000 arrivals, not 2,000
     const UnitOutcome o = e->run_unit(u, env);
     ASSERT_EQ(o.kind, UnitOutcome::Kind::Result) << u.id << ": " << o.detail;
-    records.ledger.records.push_back({{"kind", "result"}, {"unit", u.id}, {"spec", u.spec}, {"data", o.data}});
+    const nlohmann::json record = {{"kind", "result"}, {"unit", u.id}, {"spec", u.spec}, {"data", o.data}};
+    records.ledger.records.push_back(record);
+    std::ofstream(run_dir.path() / "ledger.jsonl", std::ios::app) << record.dump() << "\n";
   }
   report::Page page;
+  page.profile = "smoke";
   e->summarise(p, records, page);
   std::size_t tables = 0, charts = 0;
   const report::Table* decision = nullptr;
@@ -138,12 +157,16 @@ TEST(MemoryPoolModule, SummaryFromRecordsOnly) {
       boundary = true;
     }
   }
-  EXPECT_EQ(tables, 1u + 3u * 3u);
+  // The decision, one calibration table per mix, and one table per mix and policy; the sensitivity
+  // sections need retained-trace results, which this ledger lacks.
+  EXPECT_EQ(tables, 1u + 3u + 3u * 3u);
   EXPECT_EQ(charts, 0u);  // no retained trace in this ledger
   EXPECT_TRUE(boundary);
   ASSERT_NE(decision, nullptr);
   ASSERT_EQ(decision->rows.size(), 3u);
   EXPECT_EQ(std::get<std::int64_t>(decision->rows[2][1].value), 3);  // three pairs on the shift mix
+  EXPECT_TRUE(std::holds_alternative<double>(decision->rows[2][2].value));  // the tuned ratio was chosen
+  EXPECT_EQ(std::get<std::string>(decision->rows[2][9].value), "not evaluated (smoke)");
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   request.protocol_file = kRoot / "experiments/memory-pool.json";
   const RunSummary summary = run_experiment(request);
   ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
-  EXPECT_EQ(summary.planned, 27u);
-  EXPECT_EQ(summary.results, 27u);
+  // 9 calibration, 27 decision, 9 ratio-sensitivity and 6 compaction-sensitivity units.
+  EXPECT_EQ(summary.planned, 51u);
+  EXPECT_EQ(summary.results, 51u);
   EXPECT_EQ(summary.invalid + summary.failures, 0u);
 
   // Same command, same ledger apart from timings and timestamps.
@@ -59,7 +60,8 @@ TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   const report::Page page = build_page(summary.run_dir, runs, one_module_catalog());
   std::size_t charts = 0;
   for (const auto& block : page.blocks) charts += block.kind == report::Block::Kind::Chart;
-  EXPECT_EQ(charts, 9u);  // three per mix for the retained traces
+  // Per mix: three for the retained trace, two for the ratio sensitivity, one for the compaction bandwidth.
+  EXPECT_EQ(charts, 3u * (3u + 2u + 1u));
   const auto folder = report::render_page(page, runs / "report");
   EXPECT_TRUE(std::filesystem::exists(folder / "index.md"));
   EXPECT_TRUE(std::filesystem::exists(folder / "tables" / "memory-pool-decision.csv"));

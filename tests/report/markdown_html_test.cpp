@@ -49,5 +49,16 @@ TEST(MarkdownHtml, BlocksParagraphsHeadingsListsAndQuotes) {
   EXPECT_EQ(markdown_html(""), "");
 }
 
+// A relative link to another page's index.md opens its HTML rendering; every other URL is kept.
+TEST(MarkdownHtml, RelativeLinksToMarkdownPagesOpenTheirHtmlPages) {
+  EXPECT_EQ(inline_markdown_html("[page](runs/20260101-000000-abcdef/index.md)"),
+            "<a href=\"runs/20260101-000000-abcdef/index.html\">page</a>");
+  EXPECT_EQ(inline_markdown_html("[headline](../../index.md)"), "<a href=\"../../index.html\">headline</a>");
+  EXPECT_EQ(inline_markdown_html("[x](index.md)"), "<a href=\"index.html\">x</a>");
+  EXPECT_EQ(inline_markdown_html("[x](https://example.org/index.md)"), "<a href=\"https://example.org/index.md\">x</a>");
+  EXPECT_EQ(inline_markdown_html("[x](notes/readme.md)"), "<a href=\"notes/readme.md\">x</a>");
+  EXPECT_EQ(inline_markdown_html("[x](notes/myindex.md)"), "<a href=\"notes/myindex.md\">x</a>");
+}
+
 }  // namespace
 }  // namespace k3lab::report

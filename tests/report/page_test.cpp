@@ -205,8 +205,8 @@ TEST_F(PageTest, IndexListsEveryPageWithItsCharts) {
   render_page(frozen, root_);
   render_page(unfrozen, root_);
   const std::vector<IndexEntry> entries = {
-      {"attn-res", frozen.title, frozen.evidence_class, "smoke", frozen.status, true, "attn-res-smoke"},
-      {"memory-pool", unfrozen.title, unfrozen.evidence_class, "smoke", unfrozen.status, false, "memory-pool-smoke"},
+      {"attn-res", frozen.title, frozen.evidence_class, "smoke", frozen.status, true, "attn-res-smoke", {}},
+      {"memory-pool", unfrozen.title, unfrozen.evidence_class, "smoke", unfrozen.status, false, "memory-pool-smoke", {}},
   };
   render_index(entries, root_);
   const std::string html = read(root_ / "index.html");
@@ -233,8 +233,8 @@ TEST_F(PageTest, IndexListsEveryPageWithItsCharts) {
 }
 
 TEST_F(PageTest, IndexRejectsMissingOrEscapingPageFolders) {
-  EXPECT_THROW(render_index({{"x", "X", "c", "smoke", "s", true, "x-smoke"}}, root_), std::invalid_argument);
-  EXPECT_THROW(render_index({{"x", "X", "c", "smoke", "s", true, "../x"}}, root_), std::invalid_argument);
+  EXPECT_THROW(render_index({{"x", "X", "c", "smoke", "s", true, "x-smoke", {}}}, root_), std::invalid_argument);
+  EXPECT_THROW(render_index({{"x", "X", "c", "smoke", "s", true, "../x", {}}}, root_), std::invalid_argument);
   render_index({}, root_);
   EXPECT_NE(read(root_ / "index.html").find("No experiment pages were rendered."), std::string::npos);
 }

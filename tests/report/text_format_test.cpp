@@ -55,8 +55,13 @@ TEST(GroupThousands, SeparatesEveryThreeDigits) {
 TEST(FormatForReading, LargeValuesAreWholeAndGroupedSmallOnesAsBefore) {
   EXPECT_EQ(format_for_reading(199800.0, 4), "199,800");
   EXPECT_EQ(format_for_reading(1e6, 4), "1,000,000");
-  EXPECT_EQ(format_for_reading(199849.0, 4), "199,800");    // rounded to 4 significant digits
-  EXPECT_EQ(format_for_reading(-123456.0, 3), "-123,000");
+  // A whole number is a count and exact: never rounded into another exact-looking count.
+  EXPECT_EQ(format_for_reading(199849.0, 4), "199,849");
+  EXPECT_EQ(format_for_reading(817612.0, 5), "817,612");
+  EXPECT_EQ(format_for_reading(-123456.0, 3), "-123,456");
+  // A fraction (a mean) is rounded to its significant digits, then grouped.
+  EXPECT_EQ(format_for_reading(199849.5, 4), "199,800");
+  EXPECT_EQ(format_for_reading(-123456.7, 3), "-123,000");
   EXPECT_EQ(format_for_reading(9999.4, 4), "9999");         // below 10,000: format_significant
   EXPECT_EQ(format_for_reading(0.000012345, 3), "1.23e-05");
   EXPECT_EQ(format_for_reading(2.5e18, 3), "2.5e+18");

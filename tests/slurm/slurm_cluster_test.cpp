@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/files.hpp"
 #include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -143,19 +144,6 @@ pid_t k3lab_process_of(const std::string& worker) {
   return 0;
 }
 
-// Tables and charts only: index.md carries provenance (times, command lines) by design.
-std::map<std::string, std::string> measurements(const std::filesystem::path& root) {
-  std::map<std::string, std::string> out;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    const auto rel = std::filesystem::relative(entry.path(), root).string();
-    if (!entry.is_regular_file()) continue;
-    if (rel.find("/tables/") == std::string::npos && rel.find("/charts/") == std::string::npos) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    out[rel] = std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
@@ -243,9 +231,9 @@ TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
   const auto report_slurm = w.k3lab({"report", "--runs", "runs-slurm", "--out", "report-slurm"});
   ASSERT_EQ(report_one.exit_code, 0) << report_one.err;
   ASSERT_EQ(report_slurm.exit_code, 0) << report_slurm.err;
-  const auto one = measurements(w.dir.path() / "report-one");
+  const auto one = k3lab::testing::report_measurements(w.dir.path() / "report-one");
   EXPECT_FALSE(one.empty());
-  EXPECT_EQ(measurements(w.dir.path() / "report-slurm"), one);
+  EXPECT_EQ(k3lab::testing::report_measurements(w.dir.path() / "report-slurm"), one);
 
   const auto third = w.k3lab(submit);
   EXPECT_EQ(third.exit_code, 0) << third.out << third.err;

@@ -192,7 +192,7 @@ TEST(SlurmSubmit, ShardedArrayWithAKilledTaskEqualsOneProcessAfterResubmission) 
   EXPECT_EQ(h.run_task(first, 1, /*stop_after=*/1).exit_code, experiments::kExitInterrupted);
   h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "CANCELLED by 0|0:15|vm"},
                     {"100_2", "COMPLETED|0:0|vm"}, {"100_3", "COMPLETED|0:0|vm"}};
-  auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}});
   EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 5u);
   EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 1u);
   EXPECT_EQ(status.failures_recorded, 0u);  // a cancelled task owes no failure: its unit runs again
@@ -263,7 +263,7 @@ TEST(SlurmSubmit, NodeFailureLeavesTheUnitPendingWithANoteAndItRunsAgain) {
   h.slurm.states["101_5"] = "COMPLETED|0:0|vm";
   EXPECT_EQ(h.run_task(second, 4).exit_code, 0);
   EXPECT_EQ(h.run_task(second, 5).exit_code, 0);
-  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}});
   EXPECT_EQ(status.failures_recorded, 0u);
   EXPECT_EQ(status.status.count(exec::UnitPhase::Result), 6u);
   EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 0u);
@@ -293,7 +293,7 @@ TEST(SlurmSubmit, ANodeFailedTaskWhoseProcessStillHoldsItsLeaseIsNotResubmitted)
     shard.append({{"kind", "attempt"}, {"unit", "u=4"}, {"attempt", 1}, {"worker", "slurm-100-4"}});
   }
   h.slurm.states = {{"100_[0-3]", "COMPLETED|0:0|vm"}, {"100_4", "NODE_FAIL|0:0|node9"}, {"100_5", "COMPLETED|0:0|vm"}};
-  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}});
   EXPECT_EQ(status.status.count(exec::UnitPhase::Running), 1u);
   EXPECT_EQ(status.status.count(exec::UnitPhase::Pending), 0u);
   EXPECT_EQ(status.failures_recorded, 0u);
@@ -311,7 +311,7 @@ TEST(SlurmSubmit, ANodeFailedTaskWhoseProcessStillHoldsItsLeaseIsNotResubmitted)
   ASSERT_TRUE(table.finish("u=4", "T4", [&] {
     core::LedgerWriter(first.run_dir, "slurm-100-4").append({{"kind", "result"}, {"unit", "u=4"}, {"data", 1}});
   }));
-  const auto after = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  const auto after = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}});
   EXPECT_EQ(after.status.count(exec::UnitPhase::Result), 6u);
   EXPECT_TRUE(after.status.duplicates.empty());
 }
@@ -322,7 +322,7 @@ TEST(SlurmSubmit, ATaskThatExitedWithAProtocolErrorIsNotResubmittedUntilAPersonS
   ASSERT_EQ(first.exit_code, 0) << first.message;
   EXPECT_EQ(h.run_task(first, 0).exit_code, 0);
   h.slurm.states = {{"100_0", "COMPLETED|0:0|vm"}, {"100_1", "FAILED|3:0|vm"}};  // exit 3: the protocol differs
-  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true});
+  const auto status = exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}});
   EXPECT_EQ(status.status.count(exec::UnitPhase::Blocked), 3u);
   ASSERT_EQ(status.status.needs_person.size(), 1u);
   EXPECT_NE(status.status.needs_person[0].find("exit 3"), std::string::npos) << status.status.needs_person[0];
@@ -342,7 +342,7 @@ TEST(SlurmSubmit, ATaskThatExitedWithAProtocolErrorIsNotResubmittedUntilAPersonS
   ASSERT_EQ(resubmitted.exit_code, 0) << resubmitted.message;
   EXPECT_EQ(resubmitted.submitted_units, 3u);
   // The new job owns the units now: the old mark no longer blocks or shows.
-  EXPECT_TRUE(exec::run_dir_status(first.run_dir, {h.slurm.runner(), true}).status.needs_person.empty());
+  EXPECT_TRUE(exec::run_dir_status(first.run_dir, {h.slurm.runner(), true, {}}).status.needs_person.empty());
 }
 
 TEST(SlurmSubmit, TheInvalidRunRuleCountsOutOfMemoryOfTrainingUnits) {

@@ -38,7 +38,7 @@ TEST_P(ExperimentSmoke, EveryPlannedUnitEndsOnceAsRecordedAndThePageRenders) {
 
   const auto recorded = read_ledger_records(report_fixture(experiment.id).run());
   const auto difference = ledger_difference(recorded, records);
-  EXPECT_TRUE(difference.empty()) << "the smoke ledger (apart from t, seq, timing, worker) differs from fixtures/reports/"
+  EXPECT_TRUE(difference.empty()) << "the smoke ledger (apart from t, seq, timing, worker, hardware) differs from fixtures/reports/"
                                   << experiment.id << "/run: " << difference
                                   << "if the change of behaviour is intended, re-record the fixture "
                                      "(fixtures/reports/README.md)";

@@ -43,15 +43,6 @@ std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
   return out;
 }
 
-// Only the measurement files: index.md carries provenance (start time, command line) by design.
-std::map<std::string, std::string> measurements(const std::filesystem::path& report_root) {
-  std::map<std::string, std::string> out;
-  for (const auto& [name, bytes] : read_tree(report_root)) {
-    if (name.find("/tables/") != std::string::npos || name.find("/charts/") != std::string::npos) out[name] = bytes;
-  }
-  return out;
-}
-
 TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   Workdir w;
   auto straight = run(w, {"run", "memory-pool", "--profile", "smoke", "--out", "runs-a"});
@@ -101,9 +92,9 @@ TEST(SpineSmoke, SigkillAtSeveralPointsThenResumeEqualsUninterrupted) {
   // The same measurements, whether the run was interrupted or not.
   ASSERT_EQ(run(w, {"report", "--runs", "runs-a", "--out", "report-a"}).exit_code, 0);
   ASSERT_EQ(run(w, {"report", "--runs", "runs-b", "--out", "report-b"}).exit_code, 0);
-  const auto a = measurements(w.path() / "report-a");
+  const auto a = report_measurements(w.path() / "report-a");
   EXPECT_FALSE(a.empty());
-  EXPECT_EQ(a, measurements(w.path() / "report-b"));
+  EXPECT_EQ(a, report_measurements(w.path() / "report-b"));
 }
 
 TEST(SpineSmoke, ReportIsRegeneratedByteForByte) {
@@ -167,6 +158,33 @@ TEST(SpineSmoke, ListAndPlanCoverAllEight) {
     EXPECT_GT(j["units"].get<int>(), 0);
     EXPECT_FALSE(j["cannot_say"].empty());
   }
+}
+
+// One validation path (issue 16): a value the schema allows but the module's cross-field rules reject
+// (a token budget that is not a whole number of batches) is refused alike by `validate`, `plan` and
+// `run`, as a protocol error (exit 3) naming the profile; `validate --experiment` checks a file of
+// another name.
+TEST(SpineSmoke, ValidatePlanAndRunShareOneValidationPath) {
+  Workdir w;
+  const auto file = w.path() / "experiments" / "situ-qat.json";
+  auto doc = nlohmann::json::parse(std::ifstream(file));
+  doc["parameters"]["token_budget"] = 999;
+  std::ofstream(file) << doc.dump(2);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"validate", file.string()}, {"plan", "situ-qat", "--profile", "full"},
+        {"run", "situ-qat", "--profile", "full", "--unfrozen"}}) {
+    const auto r = run(w, args);
+    EXPECT_EQ(r.exit_code, 3) << args.front() << ": " << r.output();
+    EXPECT_NE(r.err.find("profiles.full"), std::string::npos) << args.front() << ": " << r.output();
+  }
+  EXPECT_FALSE(std::filesystem::exists(w.path() / "runs" / "situ-qat")) << "nothing recorded";
+  const auto copy = w.path() / "my-variant.json";
+  doc["parameters"]["token_budget"] = 500000000;
+  std::ofstream(copy) << doc.dump(2);
+  const auto named = run(w, {"validate", "--experiment", "situ-qat", copy.string()});
+  EXPECT_EQ(named.exit_code, 0) << named.output();
+  const auto unnamed = run(w, {"validate", copy.string()});
+  EXPECT_EQ(unnamed.exit_code, 3) << "without --experiment the file name is taken as the id: " << unnamed.output();
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ TEST(ThreadPools, OneThreadKeepsOneCoreBusyThroughMatmuls) {
   const auto applied = train::apply_thread_policy(core::choose_thread_policy(1));
   EXPECT_EQ(applied.at("intra_op"), 1);
   EXPECT_EQ(applied.at("inter_op"), 1);
-  if (applied.at("blas").is_number()) EXPECT_EQ(applied.at("blas"), 1);
+  if (applied.at("blas").is_number()) {
+    EXPECT_EQ(applied.at("blas"), 1);
+  }
   torch::manual_seed(0);
   const auto a = torch::randn({384, 384});  // (384, 384)
   auto c = a.mm(a);

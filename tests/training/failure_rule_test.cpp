@@ -127,16 +127,24 @@ TEST(FailureRule, ExcludedSeedsLeaveTheResultsAndAreListedWithTheirReason) {
   EXPECT_EQ(std::get<std::string>(page.blocks[1].table.rows[0][0].value), "1");
 }
 
+RunRecords records_with_manifest(nlohmann::json manifest) {
+  RunRecords records;
+  records.manifest = std::move(manifest);
+  return records;
+}
+
 TEST(Gate, TheDecisionWaitsForEveryRunAndNeverShowsOnSmoke) {
   const auto partial = classify_runs({record("result", "t", 1), record("failure", "c", 1, "nan-loss")}, 4, kArms);
   const auto complete = classify_runs({record("result", "t", 1), record("failure", "c", 1, "nan-loss")}, 2, kArms);
+  const core::Protocol protocol;
   report::Page page;
-  EXPECT_FALSE(decision_readable(partial, nlohmann::json::object(), page));
+  EXPECT_FALSE(decision_readable(partial, protocol, records_with_manifest(nlohmann::json::object()), page));
   EXPECT_NE(page.blocks.back().markdown.find("not evaluated (partial: 2 of 4 runs"), std::string::npos);
-  EXPECT_TRUE(decision_readable(complete, {{"profile", "full"}}, page));
-  EXPECT_FALSE(decision_readable(complete, {{"profile", "smoke"}}, page));
+  EXPECT_TRUE(decision_readable(complete, protocol, records_with_manifest({{"profile", "full"}}), page));
+  EXPECT_FALSE(decision_readable(complete, protocol, records_with_manifest({{"profile", "smoke"}}), page));
   EXPECT_NE(page.blocks.back().markdown.find("not evaluated on the smoke profile"), std::string::npos);
-  EXPECT_FALSE(decision_readable(classify_runs({}, 0, kArms), nlohmann::json::object(), page));  // no plan known
+  EXPECT_FALSE(decision_readable(classify_runs({}, 0, kArms), protocol, records_with_manifest(nlohmann::json::object()),
+                                 page));  // no plan known
 }
 
 TEST(Gate, PartialLabelsEveryTableAndChartAfterTheFirstBlockUntilAllRunsEnded) {

@@ -92,7 +92,10 @@ class ChatClient {
   // One call, with retries. Throws std::invalid_argument for a malformed request (checked before
   // any byte is sent) and std::runtime_error when the key is missing for a non-loopback endpoint.
   // Everything the endpoint does wrong is in the record (error_class, error_message).
-  ChatResult complete(const nlohmann::json& request, std::size_t call_index = 0) const;
+  // `expected_failure`, when not empty, names why a refusal of this request is by design (an injected
+  // fault, e.g. "fault arm omitted-tool-result"): a final failure is then logged as info, not a warning.
+  ChatResult complete(const nlohmann::json& request, std::size_t call_index = 0,
+                      const std::string& expected_failure = {}) const;
 
   // GET {base_url}/models: the model ids. Throws std::runtime_error (redacted) on failure.
   std::vector<std::string> list_models() const;

@@ -23,10 +23,18 @@ struct FreezeRecord {
   // frozen the ordinary way keep their bytes.
   bool forced = false;
   std::string forced_note;  // which run dirs held results of which design
+  // The analysis (report and decision code) frozen with the protocol: its version and sources' sha256
+  // (cmake/AnalysisInfo.cmake). Empty in records written before analyses were frozen; written only when set.
+  std::string analysis_version;
+  std::string analysis_sha256;
 
   nlohmann::json to_json() const;
   static FreezeRecord from_json(const nlohmann::json& j);
 };
+
+// Records the analysis of this build in the protocol's existing freeze record (the protocol's own
+// fields untouched). Throws when the protocol has no freeze record or was edited after it was frozen.
+FreezeRecord freeze_analysis(const Protocol& protocol);
 
 std::filesystem::path freeze_record_path(const Protocol& protocol);
 

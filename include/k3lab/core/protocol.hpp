@@ -51,9 +51,14 @@ class ProtocolError : public std::runtime_error {
 // The schema of the common (experiment-independent) fields.
 const Schema& protocol_schema();
 
+// Whether a protocol file must be named after its id (experiments/<id>.json), as every file the commands
+// find by id is; `validate --experiment` checks drafts of any name.
+enum class FileNaming { MustMatchId, Any };
+
 // Parses and validates a protocol file; `parameter_schema` (may be null) checks `parameters` under
 // every profile. Throws ProtocolError listing every problem with file and field.
-Protocol load_protocol(const std::filesystem::path& file, const Schema* parameter_schema);
+Protocol load_protocol(const std::filesystem::path& file, const Schema* parameter_schema,
+                       FileNaming naming = FileNaming::MustMatchId);
 
 // Where protocol files live: $K3LAB_PROTOCOL_DIR, else ./experiments, else the source tree's.
 std::filesystem::path protocol_dir();

@@ -103,6 +103,9 @@ class Experiment {
                                       const std::vector<Unit>& units) const;
   // Whether run_unit trains with RunEnv::distributed, so that the command may run as several ranks.
   virtual bool supports_data_parallel() const { return false; }
+  // Whether run_unit computes with LibTorch's thread pools (so `run` first makes idle OpenMP workers
+  // sleep: core/thread_policy.hpp); the API experiments and the simulator do not.
+  virtual bool computes_with_libtorch() const { return false; }
   // What must hold before any run dir is chosen or record written (inputs present, e.g. a dataset):
   // the problem and its fix, or nullopt. A missing input is a setup error, not a result of the run.
   virtual std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const {
@@ -133,6 +136,13 @@ class Experiment {
   // caller from the protocol and ledger).
   virtual void summarise(const core::Protocol& protocol, const RunRecords& records, report::Page& page) const = 0;
 };
+
+// The one validation path of `validate`, `plan` and `run`: the protocol's schema (the module's parameter
+// schema included), then the module's own cross-field rules, checked by enumerating the units of every
+// profile. Throws core::ProtocolError (exit 3) listing every problem; when the schema already fails,
+// the cross-field rules, which need well-typed parameters, are not reached.
+core::Protocol load_checked_protocol(const Experiment& experiment, const std::filesystem::path& file,
+                                     core::FileNaming naming = core::FileNaming::MustMatchId);
 
 using ExperimentFactory = std::function<std::unique_ptr<Experiment>()>;
 

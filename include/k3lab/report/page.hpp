@@ -75,6 +75,8 @@ struct Page {
   std::string evidence_class;
   std::string profile;
   std::string run_dir;          // relative to the runs root
+  std::string run_note;         // what this run is among the others (the headline, or an earlier run)
+  std::string report_root = "..";  // the report root, relative to this page's folder (for links back)
   bool frozen = false;
   std::string frozen_detail;    // e.g. "FROZEN: protocol sha256 ab12... frozen at ... rev ..."
   std::vector<std::string> labels;  // shown as warnings at the top, e.g. "simulated endpoint"
@@ -84,6 +86,8 @@ struct Page {
   std::vector<Block> blocks;    // in page order
   std::vector<LogEntry> failures;
   std::vector<LogEntry> excluded;
+  std::vector<Block> runs;       // every run of this experiment and profile ("Runs"), empty: not listed
+  std::vector<Block> reproduce;  // revision, analysis, commands, hardware, wall time ("Reproduce")
   nlohmann::json provenance;    // from the manifest
 
   void add_text(std::string markdown);
@@ -98,6 +102,12 @@ inline constexpr const char* kSmokeBanner = "SMOKE PROFILE: toy sizes; not evide
 // Writes <out_dir>/<experiment_id>[-<profile>]/: index.md, tables/*.csv, tables/*.json, charts/*.svg.
 // Deterministic bytes for the same page. Returns the page folder.
 std::filesystem::path render_page(const Page& page, const std::filesystem::path& out_dir);
+
+// The folder render_page writes for a page: <out_dir>/<experiment_id>[-<profile>].
+std::filesystem::path page_folder(const Page& page, const std::filesystem::path& out_dir);
+
+// Writes the page into `folder` itself (an earlier run's page beside its headline).
+void render_page_into(const Page& page, const std::filesystem::path& folder);
 
 struct IndexEntry {
   std::string experiment_id;

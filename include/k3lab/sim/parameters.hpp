@@ -2,6 +2,7 @@
 // The memory-pool protocol's `parameters` block as typed data: schema (every key with bounds),
 // parsing with errors that name the field, and the derived pool geometries and engine settings.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,8 @@ namespace k3lab::sim {
 struct PolicySpec {
   std::string id;
   PolicyKind kind = PolicyKind::Unified;
-  double state_to_kv_ratio = 0;           // fixed-split
+  double state_to_kv_ratio = 0;  // fixed-split; 0 while tuned_ratio and no ratio is chosen yet
+  bool tuned_ratio = false;      // fixed-split without a ratio: chosen by the fixed_split_tuning sweep
   CompactionMode compaction = CompactionMode::OnShortfall;  // unified
   std::uint32_t block_align_tokens = 0;   // padded-single-page
 };
@@ -28,6 +30,14 @@ struct RetainedTraceSpec {
   std::string file;            // relative to the repository root, or absolute
   std::string sha256;          // of the file's bytes
   std::uint64_t generator_seed = 0;
+};
+
+// Protocol v2: the fixed split's start-up ratio is the operator's best guess for a mix's pre-shift
+// traffic, chosen from `ratios` on calibration traces (first phase only, own seed stream).
+struct FixedSplitTuning {
+  std::vector<double> ratios;  // strictly increasing
+  std::uint32_t calibration_traces_per_mix = 0;
+  std::uint64_t arrivals_per_calibration_trace = 0;
 };
 
 struct SimParameters {
@@ -46,6 +56,8 @@ struct SimParameters {
   double drain_factor = 0;
   std::uint32_t time_series_points = 0;
   std::vector<RetainedTraceSpec> retained_traces;
+  std::optional<FixedSplitTuning> fixed_split_tuning;
+  std::vector<double> sensitivity_copy_bytes_per_second;  // empty: no compaction-bandwidth sensitivity
 
   std::size_t mix_index(const std::string& id) const;     // throws naming the known ids
   std::size_t policy_index(const std::string& id) const;
@@ -58,7 +70,10 @@ const core::Schema& parameter_schema();
 // listing every problem ("parameters.mixes[1].phases[0].arrival.cv: ...").
 SimParameters parse_parameters(const nlohmann::json& parameters);
 
+// Throws std::invalid_argument for a tuned fixed split whose ratio is not chosen yet (use with_ratio).
 PolicyConfig policy_config(const SimParameters& params, const PolicySpec& policy);
+// `policy` with its fixed-split ratio set to `ratio` (no longer tuned).
+PolicySpec with_ratio(PolicySpec policy, double ratio);
 EngineConfig engine_config(const SimParameters& params, bool with_time_series);
 // Derived sizes for plans and result records.
 nlohmann::json derived_sizes(const SimParameters& params);

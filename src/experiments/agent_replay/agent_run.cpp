@@ -243,7 +243,9 @@ class UnitRun {
       const int turn = s.model_turns + 1;
       const int attempt = tries[turn];
       const json request = build_request(turn);
-      const api::ChatResult result = setup_.client->complete(request, call_index_++);
+      // Once this arm's fault is in the conversation, a refusal of it is the designed outcome, not breakage.
+      const std::string expected = fault_turn_ ? "fault arm " + std::string(arm_id(faults_.arm())) : std::string();
+      const api::ChatResult result = setup_.client->complete(request, call_index_++, expected);
       const api::CallRecord& call = result.record;
       record_->append({{"op", "call"},
                        {"turn", turn},

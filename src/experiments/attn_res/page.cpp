@@ -414,7 +414,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_depth_attention(by_arm, page);
   add_gradient_norms(by_arm, page);
   add_loss_chart(by_arm, page);
-  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, by_arm, outcomes, p.decision, page);
 }
 

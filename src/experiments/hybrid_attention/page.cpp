@@ -225,7 +225,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_inference_memory(runs, page);
   add_curves(runs, page);
   add_frontier(runs, f, page);
-  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, runs, outcomes, f, page);
 }
 

@@ -1,5 +1,7 @@
 #include "memory_pool/plan.hpp"
 
+#include "memory_pool/units.hpp"
+
 namespace k3lab::experiments::memory_pool {
 
 namespace {
@@ -27,10 +29,21 @@ nlohmann::json plan_details(const sim::SimParameters& params, const std::vector<
                      {"retained_trace", {{"file", retained.file}, {"sha256", retained.sha256}, {"generator_seed", sim::seed_hex(retained.generator_seed)}}},
                      {"traces", 1 + params.seeded_traces_per_mix}});
   }
-  const double arrivals = static_cast<double>(units.size()) * static_cast<double>(params.arrivals_per_trace);
-  const double traces = static_cast<double>(params.mixes.size() * (1 + params.seeded_traces_per_mix)) *
-                        static_cast<double>(params.arrivals_per_trace);
+  double arrivals = 0;
+  nlohmann::json stages = nlohmann::json::object();
+  for (const auto& unit : units) {
+    arrivals += unit.spec.value("arrivals", 0.0);
+    const std::string stage = stage_of(unit.spec);
+    stages[stage] = stages.value(stage, 0) + 1;
+  }
+  double traces = static_cast<double>(params.mixes.size() * (1 + params.seeded_traces_per_mix)) *
+                  static_cast<double>(params.arrivals_per_trace);
+  if (params.fixed_split_tuning) {
+    traces += static_cast<double>(params.mixes.size() * params.fixed_split_tuning->calibration_traces_per_mix) *
+              static_cast<double>(params.fixed_split_tuning->arrivals_per_calibration_trace);
+  }
   return {{"units", units.size()},
+          {"units_by_stage", stages},
           {"mixes", params.mixes.size()},
           {"traces_per_mix", 1 + params.seeded_traces_per_mix},
           {"policies", params.policies.size()},

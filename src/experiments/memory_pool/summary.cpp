@@ -5,25 +5,26 @@
 #include <map>
 #include <sstream>
 
+#include "k3lab/sim/calibration.hpp"
 #include "k3lab/sim/parameters.hpp"
 #include "k3lab/sim/stats.hpp"
+#include "memory_pool/decision.hpp"
+#include "memory_pool/run_results.hpp"
+#include "memory_pool/sensitivity_section.hpp"
+#include "memory_pool/tuned_split_section.hpp"
+#include "memory_pool/units.hpp"
 
 namespace k3lab::experiments::memory_pool {
 namespace {
 
 using nlohmann::json;
 
-struct UnitResult {
-  std::size_t trace_index = 0;
-  json data;
-};
-
 struct Metric {
   std::string name;
   std::function<double(const json&)> value;
 };
 
-double num(const json& j) { return j.is_number() ? j.get<double>() : 0.0; }
+double num(const json& j) { return data_number(j); }
 
 std::vector<Metric> metrics_for(const std::vector<std::string>& locations) {
   std::vector<Metric> m = {
@@ -67,13 +68,6 @@ std::string gb(double bytes) {
   return out.str();
 }
 
-std::string verdict_of(const sim::MeanInterval& diff) {
-  if (diff.n < 2) return "not enough seeded traces";
-  if (diff.low > 0) return "supported";
-  if (diff.high < 0) return "refuted";
-  return "unresolved";
-}
-
 void add_sizes_text(const sim::SimParameters& p, const core::Protocol& protocol, report::Page& page) {
   std::ostringstream md;
   md << "### Model, memory and policies\n\n"
@@ -85,10 +79,17 @@ void add_sizes_text(const sim::SimParameters& p, const core::Protocol& protocol,
      << " tokens of MLA KV. Cache budget per GPU: " << gb(static_cast<double>(p.budget_bytes))
      << " (assumption: an H200 after weights and activations).\n\n";
   for (std::size_t i = 0; i < p.policies.size(); ++i) {
-    const auto config = sim::policy_config(p, p.policies[i]);
     const bool seed = i < protocol.arms.size() && protocol.arms[i].requested_by_seed;
     md << "- **" << p.policies[i].id << "** (" << (seed ? "requested by the seed" : "reference arm added by k3lab, not requested by the seed")
        << "): ";
+    if (p.policies[i].tuned_ratio) {
+      md << "two pools split at start-up at a state:KV ratio tuned per mix on its pre-shift calibration traces, "
+            "from the candidates";
+      for (double ratio : p.fixed_split_tuning->ratios) md << " " << sim::number_label(ratio);
+      md << " (see the tuned fixed split below).\n";
+      continue;
+    }
+    const auto config = sim::policy_config(p, p.policies[i]);
     switch (config.kind) {
       case sim::PolicyKind::FixedSplit:
         md << config.fixed.state_slots << " state slots (" << gb(static_cast<double>(config.fixed.state_pool_bytes()))
@@ -118,11 +119,11 @@ void add_sizes_text(const sim::SimParameters& p, const core::Protocol& protocol,
   page.add_text(md.str());
 }
 
-report::Table policy_table(const std::string& mix, const std::string& policy, const std::vector<UnitResult>& results,
-                           const std::vector<Metric>& metrics) {
+report::Table policy_table(const std::string& mix, const std::string& policy, const std::string& label,
+                           const std::vector<UnitResult>& results, const std::vector<Metric>& metrics) {
   report::Table t;
   t.id = "memory-pool-" + mix + "-" + policy;
-  t.title = "Mix " + mix + ", policy " + policy;
+  t.title = "Mix " + mix + ", policy " + label;
   t.columns = {"metric", "retained trace", "mean over seeded traces", "95% CI low", "95% CI high", "seeded traces"};
   const json* retained = nullptr;
   for (const auto& r : results) {
@@ -207,76 +208,51 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   }
   add_sizes_text(params, protocol, page);
 
-  // (mix, policy) -> results, from result records only; invalid and failed units are listed by the
-  // caller in the failure log and the excluded-data section.
-  std::map<std::pair<std::string, std::string>, std::vector<UnitResult>> by_cell;
-  for (const auto& record : records.terminal_records()) {
-    if (record.value("kind", "") != "result" || !record.contains("spec")) continue;
-    const json& spec = record["spec"];
-    by_cell[{spec.value("mix", ""), spec.value("policy", "")}].push_back(
-        {spec.value("trace_index", std::size_t{0}), record.value("data", json::object())});
-  }
-
+  // Result records only; invalid and failed units are listed by the caller in the failure log and the
+  // excluded-data section.
+  const RunResults results = collect_results(records.terminal_records());
   std::vector<std::string> policy_ids;
   for (const auto& p : params.policies) policy_ids.push_back(p.id);
-  std::string fixed_id, unified_id;
-  for (const auto& p : params.policies) {
-    if (p.kind == sim::PolicyKind::FixedSplit && fixed_id.empty()) fixed_id = p.id;
-    if (p.kind == sim::PolicyKind::Unified && unified_id.empty()) unified_id = p.id;
-  }
+  DecisionArms arms;
+  if (const auto* fixed = first_policy_of(params, sim::PolicyKind::FixedSplit)) arms.fixed = fixed->id;
+  if (const auto* unified = first_policy_of(params, sim::PolicyKind::Unified)) arms.unified = unified->id;
 
-  // The decision rule: paired over seeded traces, unified minus fixed split, admitted by the last arrival.
-  report::Table decision;
-  decision.id = "memory-pool-decision";
-  decision.title = "Decision: does unified allocation admit more requests than fixed pools?";
-  decision.columns = {"mix", "pairs", "admitted by last arrival: unified - fixed (mean)", "95% CI low", "95% CI high",
-                      "verdict", "queue delay p99: unified - fixed, s (mean)", "unified bytes moved, GB (mean)",
-                      "unified copy time, s (mean)"};
-  for (const auto& mix : params.mixes) {
-    std::map<std::size_t, const json*> fixed, unified;
-    for (const auto& r : by_cell[{mix.id, fixed_id}]) fixed[r.trace_index] = &r.data;
-    for (const auto& r : by_cell[{mix.id, unified_id}]) unified[r.trace_index] = &r.data;
-    std::vector<double> admitted_diff, p99_diff, moved, copy;
-    for (const auto& [trace, f] : fixed) {
-      auto u = unified.find(trace);
-      if (trace == 0 || u == unified.end()) continue;
-      admitted_diff.push_back(num((*u->second)["counts"]["admitted_by_last_arrival"]) - num((*f)["counts"]["admitted_by_last_arrival"]));
-      p99_diff.push_back(num((*u->second)["queue_delay_seconds"]["p99"]) - num((*f)["queue_delay_seconds"]["p99"]));
-      moved.push_back(num((*u->second)["compaction"]["bytes_moved"]) / 1e9);
-      copy.push_back(num((*u->second)["compaction"]["stall_seconds"]));
-    }
-    const auto d = sim::mean_ci95(admitted_diff);
-    decision.rows.push_back({mix.id, d.n, report::Cell(d.mean, 5), report::Cell(d.low, 5), report::Cell(d.high, 5),
-                             page.profile == "smoke" ? std::string("not evaluated (smoke)") : verdict_of(d),
-                             report::Cell(sim::mean_ci95(p99_diff).mean, 5),
-                             report::Cell(sim::mean_ci95(moved).mean, 5), report::Cell(sim::mean_ci95(copy).mean, 5)});
+  const bool smoke = page.profile == "smoke";
+  const bool tuned = params.fixed_split_tuning.has_value();
+  std::map<std::string, SplitChoice> splits;
+  if (tuned) {
+    splits = split_choices(params, results);
+    page.add_table(co_primary_decision_table(params, results, arms, splits, smoke));
+    add_tuned_split_section(params, splits, page);
+  } else {
+    page.add_table(admission_decision_table(params, results, arms, smoke));
   }
-  decision.caption = "Arms compared: " + unified_id + " vs " + fixed_id +
-                     " (both requested by the seed), paired on the same seeded traces; Student-t 95% interval of the "
-                     "mean paired difference. Supported: interval above zero, with compaction copies already charged "
-                     "on the critical path; refuted: below zero; unresolved: contains zero. The seed's test case is "
-                     "the mix that shifts from short to long requests. The padded-single-page reference arm enters no "
-                     "verdict. A smoke run reads no verdict.";
-  page.add_table(std::move(decision));
 
   for (const auto& mix : params.mixes) {
     page.add_text("### Mix " + mix.id + "\n\n" + mix.description);
     std::map<std::string, const json*> retained;
-    for (std::size_t i = 0; i < params.policies.size(); ++i) {
-      const auto& policy = params.policies[i];
-      const auto& results = by_cell[{mix.id, policy.id}];
-      for (const auto& r : results) {
-        if (r.trace_index == 0) retained[policy.id] = &r.data;
-      }
+    for (const auto& policy : params.policies) {
+      const auto cell = results.decision.find({mix.id, policy.id});
+      const std::vector<UnitResult> empty;
+      const auto& cell_results = cell == results.decision.end() ? empty : cell->second;
+      if (const json* r = results.retained(mix.id, policy.id)) retained[policy.id] = r;
       std::vector<std::string> locations;
-      const sim::PolicyConfig config = sim::policy_config(params, policy);
-      if (config.kind == sim::PolicyKind::FixedSplit) locations = {"state-pool", "kv-pool"};
-      else if (config.kind == sim::PolicyKind::Unified) locations = {"arena-gap", "kv-holes", "state-holes"};
+      if (policy.kind == sim::PolicyKind::FixedSplit)
+        locations = {"state-pool", "kv-pool"};
+      else if (policy.kind == sim::PolicyKind::Unified)
+        locations = {"arena-gap", "kv-holes", "state-holes"};
       else locations = {"block-pool"};
-      page.add_table(policy_table(mix.id, policy.id, results, metrics_for(locations)));
+      std::string label = policy.id;
+      const auto split = splits.find(mix.id);
+      if (policy.tuned_ratio && split != splits.end() && split->second.chosen) {
+        label += " (tuned ratio " + sim::number_label(split->second.ratio) + ")";
+      }
+      page.add_table(policy_table(mix.id, policy.id, label, cell_results, metrics_for(locations)));
     }
     add_retained_charts(mix.id, policy_ids, retained, page);
   }
+  if (tuned) add_ratio_sensitivity(params, results, arms, page);
+  if (!params.sensitivity_copy_bytes_per_second.empty()) add_compaction_sensitivity(params, results, arms, page);
 
   page.add_text(
       "### Interpretation boundary\n\n"

@@ -154,7 +154,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   if (!training::too_few_pairs(control.size(), "confirmatory seeds with a result in both Muon arms", page)) {
     intervals = add_comparisons(p, treatment, control, page);
   }
-  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, p, tally, intervals, page);
 }
 

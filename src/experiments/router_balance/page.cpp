@@ -172,7 +172,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   if (!add_comparisons(runs, outcomes, p, decision, page)) {
     page.add_text("Paired comparisons need at least two seeds with a result in quantile-balancing and another arm.");
   }
-  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, p, decision, training::tally_seeds(outcomes, kQuantileBalancing, {kFixedStepBias}), page);
 }
 

@@ -119,6 +119,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   const nlohmann::json timing = {{"training_seconds", seconds},
                                  {"tokens_per_second", static_cast<double>(result.state.tokens) / seconds},
                                  {"training", result.timing_json()}};
+  // Steps and tokens trained, where every proxy experiment records them (its losses are primary_losses).
+  data["training"] = {{"steps", result.state.step}, {"tokens", result.state.tokens}};
   data["primary_losses"] = result.state.losses;
   if (result.status == train::TrainResult::Status::Failed) {
     data["failed_at_update"] = static_cast<std::int64_t>(result.state.losses.size());

@@ -166,7 +166,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   if (!training::too_few_pairs(control.size(), "seeds with a result in both arms", page)) {
     intervals = add_comparisons(parse_parameters(records.manifest.at("parameters")), treatment, control, page);
   }
-  if (!training::decision_readable(outcomes, records.manifest, page)) return;
+  if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, tally, intervals, page);
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 // Whether a proxy experiment's page may read its decision rule: only once every planned run has a
-// terminal record (failure_rule.hpp), and never on the smoke profile, whose toy sizes are no evidence
-// about the hypothesis. Until then every table and chart after the records table is labelled
-// "partial: k of n runs".
+// terminal record (failure_rule.hpp), never on the smoke profile, whose toy sizes are no evidence
+// about the hypothesis, and never over units that ran on more than one hardware fingerprint unless the
+// protocol allows it (experiments/hardware_check.hpp). Until every run has ended, every table and chart
+// after the records table is labelled "partial: k of n runs".
 #include <cstddef>
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/report/page.hpp"
 
@@ -16,7 +19,8 @@ namespace k3lab::experiments::training {
 bool smoke_profile(const nlohmann::json& manifest);
 
 // True when the decision may be shown; otherwise adds why it is not evaluated and returns false.
-bool decision_readable(const RunOutcomes& outcomes, const nlohmann::json& manifest, report::Page& page);
+bool decision_readable(const RunOutcomes& outcomes, const core::Protocol& protocol, const RunRecords& records,
+                       report::Page& page);
 
 // Appends " (partial: <ended> of <planned> runs)" to the title of every table and chart from
 // `first_block` on, unless every planned run has ended.

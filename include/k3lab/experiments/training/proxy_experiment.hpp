@@ -64,6 +64,7 @@ class ProxyExperiment final : public Experiment {
   explicit ProxyExperiment(ProxyModule<P> module) : m_(std::move(module)) {}
 
   std::string id() const override { return m_.parameters->experiment_id(); }
+  bool computes_with_libtorch() const override { return true; }
   const core::Schema& parameter_schema() const override { return m_.parameters->schema(); }
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override {
     require_arms(id(), protocol.arms, m_.arms);
