@@ -82,8 +82,11 @@ TEST(Workload, PhasesSplitArrivalsAndShiftTheMix) {
   ASSERT_EQ(t.size(), 10000u);
   std::size_t b = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    if (i < 3000) ASSERT_EQ(t.records[i].prompt_tokens, 10u);
-    else b += t.records[i].prompt_tokens == 2000;
+    if (i < 3000) {
+      ASSERT_EQ(t.records[i].prompt_tokens, 10u);
+    } else {
+      b += t.records[i].prompt_tokens == 2000;
+    }
   }
   EXPECT_NEAR(static_cast<double>(b) / 7000.0, 0.75, 0.02);
   // The second phase arrives a hundred times slower.
