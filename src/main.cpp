@@ -24,7 +24,7 @@ std::string version_text() {
   const auto threads = k3lab::core::choose_thread_policy(0);
   const auto revision = k3lab::core::source_revision(k3lab::build::kSourceDir);
   const std::string revision_text =
-      revision.revision.empty() ? std::string("unknown (the build's source tree ") + k3lab::build::kSourceDir +
+      revision.revision == k3lab::core::SourceRevision{}.revision ? std::string("unknown (the build's source tree ") + k3lab::build::kSourceDir +
                                       " is not a git checkout)"
                                 : revision.revision + (revision.dirty ? " (dirty tree)" : "") + " in " +
                                       k3lab::build::kSourceDir;

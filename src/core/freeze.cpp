@@ -59,7 +59,7 @@ std::optional<FreezeRecord> read_freeze_record(const Protocol& protocol) {
 }
 
 FreezeRecord freeze(const Protocol& protocol, const FreezeOptions& options) {
-  const SourceRevision rev = source_revision(protocol.path.parent_path());
+  const SourceRevision rev = source_revision(protocol.path.parent_path(), freeze_record_path(protocol).parent_path());
   FreezeRecord r;
   r.id = protocol.id;
   r.protocol_sha256 = protocol.hash();

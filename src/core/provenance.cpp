@@ -33,14 +33,16 @@ std::string capture(const std::string& command) {
 
 }  // namespace
 
-SourceRevision source_revision(const std::filesystem::path& inside_tree) {
+SourceRevision source_revision(const std::filesystem::path& inside_tree, const std::filesystem::path& not_code) {
   SourceRevision rev;
   const std::string dir = shell_quote(inside_tree.string());
   std::string head = capture("git -C " + dir + " rev-parse HEAD 2>/dev/null");
   if (head.empty()) return rev;
   rev.revision = head;
   // Untracked run outputs are ignored by .gitignore; anything else uncommitted makes the tree dirty.
-  rev.dirty = !capture("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null").empty();
+  const std::string excluded =
+      not_code.empty() ? std::string() : " -- . " + shell_quote(":(exclude)" + std::filesystem::absolute(not_code).string());
+  rev.dirty = !capture("git -C " + dir + " status --porcelain --untracked-files=no" + excluded + " 2>/dev/null").empty();
   return rev;
 }
 
@@ -86,10 +88,10 @@ std::string cpu_model() {
 nlohmann::json provenance(const std::filesystem::path& inside_tree, const std::vector<std::string>& argv) {
   SourceRevision rev = source_revision(inside_tree);
   nlohmann::json j;
-  if (rev.revision.empty()) {
+  if (rev.revision == SourceRevision{}.revision) {
     // The protocols were copied out of the checkout: the tree this binary was built from names the code.
     rev = source_revision(build::kSourceDir);
-    j["source_revision_from"] = rev.revision.empty() ? std::string("none: neither ") + inside_tree.string() +
+    j["source_revision_from"] = rev.revision == SourceRevision{}.revision ? std::string("none: neither ") + inside_tree.string() +
                                                            " nor the build's source tree " + build::kSourceDir +
                                                            " is a git checkout"
                                                      : std::string("the build's source tree ") + build::kSourceDir;

@@ -30,7 +30,7 @@ std::string seconds_text(double seconds) {
 
 std::string revision_statement(const nlohmann::json& provenance) {
   const std::string revision = provenance.value("source_revision", "");
-  if (revision.empty()) {
+  if (revision.empty() || revision == "unknown") {
     return "**Source revision: NOT RECORDED** (" + provenance.value("source_revision_from", "the run predates this "
                                                                     "field") + "); the code that produced these "
            "numbers cannot be named from this run dir.";

@@ -153,6 +153,14 @@ TEST(ReportHistory, ThePageStatesRevisionCommandsWallTimeAndTokens) {
   EXPECT_NE(read_file(bare / "report" / bare_outcome.entries[0].page_dir / "index.md")
                 .find("**Source revision: NOT RECORDED** (none: not a git checkout)"),
             std::string::npos);
+  // Manifests written before the build tree was asked say "unknown": not a revision either.
+  manifest["provenance"] = {{"source_revision", "unknown"}};
+  TempDir old;
+  make_run(old / "runs", manifest, {kTwoUnitPlan});
+  const auto old_outcome = experiments::build_reports(old / "runs", old / "report", history_catalog());
+  const std::string old_page = read_file(old / "report" / old_outcome.entries[0].page_dir / "index.md");
+  EXPECT_NE(old_page.find("**Source revision: NOT RECORDED**"), std::string::npos) << old_page;
+  EXPECT_EQ(old_page.find("`unknown`"), std::string::npos);
 }
 
 // A page says whether the analysis that rendered it is the one frozen with the protocol when its run

@@ -9,11 +9,13 @@
 namespace k3lab::core {
 
 struct SourceRevision {
-  std::string revision = "unknown";  // git commit of the tree holding the protocols
+  std::string revision = "unknown";  // git commit of the tree holding the protocols; "unknown" outside git
   bool dirty = false;                // uncommitted changes present
 };
 
-SourceRevision source_revision(const std::filesystem::path& inside_tree);
+// `not_code`, when given, is a folder inside the tree whose changes do not make it dirty: the freeze
+// records, which freezing writes (freezing several protocols would otherwise see its own first record).
+SourceRevision source_revision(const std::filesystem::path& inside_tree, const std::filesystem::path& not_code = {});
 
 // UTC timestamps: ISO 8601 with milliseconds for records, compact for run dir names.
 std::string utc_now_iso();
