@@ -174,7 +174,7 @@ RunPage build_run_page(const std::filesystem::path& run_dir, const std::filesyst
   add_hardware_check(protocol, records, page);
   flag_duplicates(records.ledger, page);
   experiment->summarise(protocol, records, page);
-  add_reproduce_section(records, page);
+  add_reproduce_section(records, terminal, page);
   return run;
 }
 

@@ -86,9 +86,9 @@ struct UnitTime {
   std::optional<double> tokens;
 };
 
-std::vector<UnitTime> unit_times(const RunRecords& records) {
+std::vector<UnitTime> unit_times(const core::LedgerRecords& terminal) {
   std::vector<UnitTime> out;
-  for (const auto& r : records.terminal_records()) {
+  for (const auto& r : terminal) {
     UnitTime t{r.value("unit", ""), r.value("kind", ""), 0, std::nullopt};
     const auto timing = r.value("timing", nlohmann::json::object());
     if (timing.contains("unit_seconds") && timing["unit_seconds"].is_number()) t.seconds = timing["unit_seconds"].get<double>();
@@ -117,8 +117,11 @@ std::string time_summary(const RunRecords& records, const std::vector<UnitTime>&
           seconds_text(report::median(seconds)) + ", longest " +
           seconds_text(*std::max_element(seconds.begin(), seconds.end())) + " per unit)";
   const auto& provenance = records.manifest.value("provenance", nlohmann::json::object());
+  // The last record that carries a time, read from the end (one record, not the whole ledger, is parsed).
   std::string last;
-  for (const auto& r : records.ledger.records) last = r.value("t", last);
+  for (std::size_t i = records.ledger.records.size(); i-- > 0 && last.empty();) {
+    last = records.ledger.records[i].value("t", "");
+  }
   if (provenance.contains("started_at") && !last.empty()) {
     text += "; first started " + provenance.value("started_at", "") + ", last record " + last +
             " (the span includes any pause between resumes)";
@@ -167,9 +170,9 @@ std::string analysis_statement(const nlohmann::json& manifest) {
          sha + "`): this page was rendered by other report and decision code than the protocol froze.";
 }
 
-void add_reproduce_section(const RunRecords& records, report::Page& page) {
+void add_reproduce_section(const RunRecords& records, const core::LedgerRecords& terminal, report::Page& page) {
   const auto& provenance = records.manifest.value("provenance", nlohmann::json::object());
-  const auto times = unit_times(records);
+  const auto times = unit_times(terminal);
   page.reproduce.push_back(markdown(revision_statement(provenance)));
   page.reproduce.push_back(markdown(analysis_statement(records.manifest)));
   page.reproduce.push_back(markdown(commands(records, page.experiment_id, page.profile)));

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "k3lab/core/ledger_records.hpp"
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/report/page.hpp"
 
@@ -13,8 +14,9 @@ namespace k3lab::experiments {
 // Terminal units beyond this many are summarised without a per-unit table (the ledger keeps each).
 inline constexpr std::size_t kMaxUnitsListed = 200;
 
-// Fills page.reproduce from the run's manifest and ledger.
-void add_reproduce_section(const RunRecords& records, report::Page& page);
+// Fills page.reproduce from the run's manifest and ledger; `terminal` is records.terminal_records(),
+// which the caller has already read.
+void add_reproduce_section(const RunRecords& records, const core::LedgerRecords& terminal, report::Page& page);
 
 // What the page says about its analysis: this build's version and sources' sha256, and whether they
 // equal the analysis frozen with the protocol when the run started (the manifest's freeze record).
