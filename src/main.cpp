@@ -12,6 +12,7 @@
 #include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/provenance.hpp"
+#include "k3lab/core/stop_signals.hpp"
 #include "k3lab/core/terminal_log.hpp"
 #include "k3lab/core/thread_policy.hpp"
 #include "k3lab/experiments/runner.hpp"
@@ -37,6 +38,8 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A stop during start-up waits for the handlers below instead of killing a half-started process.
+  k3lab::core::hold_stop_signals();
   // Idle OpenMP workers must sleep, not spin, before LibTorch starts its pool (core/thread_policy.hpp):
   // the commands that compute with it run again with OMP_WAIT_POLICY=PASSIVE unless the user set it.
   if (k3lab::cli::computes_with_libtorch(argc, argv)) {
@@ -52,6 +55,8 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%H:%M:%S] [%^%l%$] %v");
   // CUDA tensors in the models then run the k3lab kernels; a no-op without a CUDA LibTorch build.
   k3lab::models::register_cuda_kernels();
+  if (k3lab::cli::handles_stop_signals(argc, argv)) k3lab::experiments::install_stop_handlers();
+  k3lab::core::release_stop_signals();
   CLI::App app{"k3lab: frozen, repeatable experiments on Kimi K3's ideas.\n" +
                std::string(k3lab::cli::kExitCodeHelp)};
   // Computed only when asked for: it reads the source tree's revision with git.

@@ -46,7 +46,6 @@ void register_check_endpoint(CLI::App& app, Context& ctx) {
       ctx.exit_code = 0;
       return;
     }
-    experiments::install_stop_handlers();
     const auto report = preflight_endpoint(opt->id, choice, options, opt->profile);
     if (opt->json) {
       std::cout << report.to_json().dump(2) << "\n";

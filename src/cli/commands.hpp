@@ -35,6 +35,10 @@ std::string usage_suggestion(const CLI::App& app, const std::vector<std::string>
 // Whether this command line trains or benchmarks with LibTorch's thread pools (openmp_restart.cpp).
 bool computes_with_libtorch(int argc, char** argv);
 
+// Whether this command line stops cleanly on SIGINT/SIGTERM (run, mock-server, check-endpoint), so that
+// main installs the stop handlers before it lets a stop through (stop_commands.cpp).
+bool handles_stop_signals(int argc, char** argv);
+
 // The exit codes, as printed in `k3lab --help`.
 extern const char* const kExitCodeHelp;
 

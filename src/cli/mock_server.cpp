@@ -77,7 +77,6 @@ void register_mock_server(CLI::App& app, Context& ctx) {
     }
     options.model = dispatch_by_traffic(mock::context_reader_model(reader), agent_traffic_model());
     api::MockServer server(std::move(options));
-    experiments::install_stop_handlers();
     const int port = server.start(opt->port);
     std::cout << "k3lab mock-server: serving " << server.base_url() << " ("
               << api::kSimulatedLabel << "); Ctrl-C stops it" << std::endl;

@@ -295,7 +295,6 @@ void run_experiments(RunOptions& opt, Context& ctx) {
     for (const auto& id : experiments::registry().ids) opt.ids.push_back(id);
   }
   if (opt.ids.empty()) throw std::invalid_argument("run: name an experiment id, or pass --all");
-  experiments::install_stop_handlers();
   const nlohmann::json options = execution_options(opt);
   const bool slurm = opt.executor == "slurm";
   std::vector<std::pair<std::string, experiments::RunSummary>> ran;

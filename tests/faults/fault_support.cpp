@@ -16,13 +16,16 @@ namespace {
 // ignored signal stays ignored across exec.
 constexpr const char* kFileSizeLimitScript = R"sh(trap '' XFSZ; ulimit -f "$1"; shift; exec "$@")sh";
 
-// $1 seconds to SIGTERM, $2 milliseconds from SIGTERM to SIGKILL (less once k3lab has ended), then the
-// command. The delays count from the moment k3lab catches SIGTERM (its stop handler is installed: bit 15
-// of SigCgt in /proc/<pid>/status), so the time the binary takes to load LibTorch does not decide where a
-// signal lands, and every SIGTERM is k3lab's to handle. Builtins only while the child runs (`read -t` on
-// a pipe that never delivers is the wait), so the polling takes no CPU from it.
+// $1 the clock ("caught" or "exec"), $2 seconds to SIGTERM, $3 milliseconds from SIGTERM to SIGKILL (less
+// once k3lab has ended), then the command. "caught" counts from the moment k3lab's stop handler is
+// installed and SIGTERM is not blocked (bit 15 set in SigCgt and clear in SigBlk of /proc/<pid>/status):
+// the time the binary takes to load LibTorch does not decide where a signal lands. "exec" counts from
+// the moment the child is k3lab, no longer the forked bash: the signal then lands in start-up (LibTorch
+// loading, main, the OpenMP restart's exec, the second load). Builtins only while the child runs
+// (`read -t` on a pipe that never delivers is the wait), so the polling takes no CPU from it. When k3lab
+// dies of SIGTERM, the script prints what /proc showed as it sent the signal: name, SigBlk, SigCgt.
 constexpr const char* kStopScript = R"sh(
-term_after=$1; kill_after_ms=$2; shift 2
+clock=$1; term_after=$2; kill_after_ms=$3; shift 3
 "$@" &
 pid=$!
 exec {never}<> <(:)
@@ -31,21 +34,27 @@ status_value() {  # sets $value to line $1 of /proc/<pid>/status; fails once the
   while read -r key value; do [ "$key" = "$1" ] && return 0; done < "/proc/$pid/status"
   return 1
 }
-ended() { status_value State: || return 0; [ "${value:0:1}" = Z ]; }
+ended() { kill -0 "$pid" 2>/dev/null || return 0; status_value State: && [ "${value:0:1}" = Z ]; }
+term_bit() { status_value "$1" && (( 16#$value & 16#4000 )); }
 # The forked bash child may still hold bash's own handlers before it execs the binary: the process's
 # name must be the binary's too.
-catches_term() {
+ready() {
   local name
-  read -r name < "/proc/$pid/comm" && [ "$name" != bash ] && status_value SigCgt: && (( 16#$value & 16#4000 ))
+  read -r name < "/proc/$pid/comm" && [ "$name" != bash ] || return 1
+  [ "$clock" = exec ] || { term_bit SigCgt: && ! term_bit SigBlk:; }
 }
-until ended 2>/dev/null || catches_term 2>/dev/null; do read -rt 0.01 -u "$never"; done
-read -rt "$term_after" -u "$never"; kill -TERM "$pid" 2>/dev/null
+until ended 2>/dev/null || ready 2>/dev/null; do read -rt 0.01 -u "$never"; done
+read -rt "$term_after" -u "$never"
+seen=$(cat "/proc/$pid/comm" 2>&1; grep -E '^(SigBlk|SigCgt):' "/proc/$pid/status" 2>&1)
+kill -TERM "$pid" 2>/dev/null
 for ((step = 0; step < kill_after_ms / 10; ++step)); do
   ended 2>/dev/null && break
   read -rt 0.01 -u "$never"
 done
 kill -KILL "$pid" 2>/dev/null
-wait "$pid")sh";
+wait "$pid"; status=$?
+(( status == 143 )) && echo "stop script: SIGTERM was sent while /proc showed:" $seen"." >&2
+exit $status)sh";
 
 std::vector<std::string> with_binary(std::vector<std::string> head, const std::vector<std::string>& args) {
   head.push_back(k3lab_binary().string());
@@ -103,13 +112,14 @@ ProcessResult run_k3lab_with_file_size_limit(const std::vector<std::string>& arg
       with_binary({"-c", kFileSizeLimitScript, "file-size-limit", std::to_string(limit_bytes / 1024)}, args), options);
 }
 
-ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, double term_after_s, double kill_after_s,
-                                const ProcessOptions& options) {
-  return run_program(
-      "/bin/bash",
-      with_binary({"-c", kStopScript, "stop", seconds(term_after_s), std::to_string(std::lround(kill_after_s * 1000))},
-                  args),
-      options);
+ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, StopClock clock, double term_after_s,
+                                double kill_after_s, const ProcessOptions& options) {
+  const std::string clock_word = clock == StopClock::kFromExec ? "exec" : "caught";
+  return run_program("/bin/bash",
+                     with_binary({"-c", kStopScript, "stop", clock_word, seconds(term_after_s),
+                                  std::to_string(std::lround(kill_after_s * 1000))},
+                                 args),
+                     options);
 }
 
 RunDirSizes run_dir_sizes(const std::filesystem::path& run_dir) {

@@ -35,11 +35,15 @@ ProcessOptions fault_environment(const std::filesystem::path& cwd);
 ProcessResult run_k3lab_with_file_size_limit(const std::vector<std::string>& args, std::uintmax_t limit_bytes,
                                              const ProcessOptions& options);
 
-// Runs `k3lab args...` and, once it catches SIGTERM (its stop handler is installed), waits `term_after_s`,
-// sends SIGTERM, waits `kill_after_s` more and sends SIGKILL. Returns the exit code as a shell reports it:
-// 0 or k3lab's own code, 128 + n for signal n.
-ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, double term_after_s, double kill_after_s,
-                                const ProcessOptions& options);
+// Where the delay before SIGTERM counts from: k3lab's stop handler installed (a running command), or the
+// exec of the binary (start-up: LibTorch loading, main, the OpenMP restart).
+enum class StopClock { kFromHandler, kFromExec };
+
+// Runs `k3lab args...` and, once `clock` starts, waits `term_after_s`, sends SIGTERM, waits `kill_after_s`
+// more and sends SIGKILL. Returns the exit code as a shell reports it: 0 or k3lab's own code, 128 + n for
+// signal n.
+ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, StopClock clock, double term_after_s,
+                                double kill_after_s, const ProcessOptions& options);
 
 // Sizes of the files of a finished run dir: its ledgers together, and the largest other file.
 struct RunDirSizes {
