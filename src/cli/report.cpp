@@ -16,8 +16,9 @@ void register_report(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->callback([runs, out, &ctx] {
     if (!std::filesystem::is_directory(*runs)) {
-      throw std::runtime_error("no runs under " + *runs + ": run an experiment first (`k3lab run --all --profile smoke`)"
-                               " or point --runs at a runs folder");
+      const std::string out_option = *runs == experiments::RunRequest{}.runs_root.string() ? "" : " --out " + *runs;
+      throw std::runtime_error("no runs under " + *runs + ": run an experiment first (`k3lab run --all --profile smoke" +
+                               out_option + "`) or point --runs at a runs folder");
     }
     const auto outcome = experiments::build_reports(*runs, *out, experiments::registry());
     for (const auto& e : outcome.entries) {

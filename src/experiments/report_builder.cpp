@@ -168,8 +168,8 @@ RunPage build_run_page(const std::filesystem::path& run_dir, const std::filesyst
   } else if (terminal.size() >= planned) {
     page.status = "complete: " + tally;
   } else {
-    page.status = "INCOMPLETE: " + tally + "; resume with `k3lab run " + id + " --profile " + page.profile +
-                  "` and the same --out as the command recorded under Reproduce";
+    page.status = "INCOMPLETE: " + tally + "; resume with `" + resume_command(records.manifest, id, page.profile) +
+                  "` from the folder it was started in (Reproduce)";
   }
   add_hardware_check(protocol, records, page);
   flag_duplicates(records.ledger, page);

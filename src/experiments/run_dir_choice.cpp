@@ -67,7 +67,9 @@ std::optional<RunSummary> nothing_to_do(const Design& design, const RunRequest& 
   summary.message = run.path.string() + (stopped_reason.empty()
                                              ? " is complete (" + std::to_string(design.units.size()) + " units)"
                                              : " was stopped by its window rule: " + stopped_reason) +
-                    "; nothing to do. `k3lab report` renders it; --fresh starts a new run";
+                    "; nothing to do. `k3lab report" +
+                    (request.runs_root == RunRequest{}.runs_root ? std::string() : " --runs " + request.runs_root.string()) +
+                    "` renders it; --fresh starts a new run";
   // A stopped window is not a success to rerun into: the same exit code as when the rule stopped it, so a
   // script (or a corrected --base-url) does not read "nothing to do" as done.
   if (!stopped_reason.empty()) summary.exit_code = kExitWindowStopped;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "k3lab/analysis_info.hpp"
+#include "k3lab/experiments/runner.hpp"
 #include "k3lab/report/stats.hpp"
 
 namespace k3lab::experiments {
@@ -55,6 +56,32 @@ std::string joined_command(const nlohmann::json& argv) {
   return out;
 }
 
+}  // namespace
+
+std::string recorded_runs_folder(const nlohmann::json& manifest) {
+  const auto& provenance = manifest.value("provenance", nlohmann::json::object());
+  const auto& argv = provenance.value("command_line", nlohmann::json::array());
+  std::string folder;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (!argv[i].is_string()) continue;
+    const std::string word = argv[i].get<std::string>();
+    if (word == "--out" && i + 1 < argv.size() && argv[i + 1].is_string()) folder = argv[i + 1].get<std::string>();
+    if (word.rfind("--out=", 0) == 0) folder = word.substr(6);
+  }
+  if (folder == RunRequest{}.runs_root.string()) return "";
+  if (folder.find_first_of(" \t'\"$\\") == std::string::npos) return folder;
+  std::string quoted = "'";
+  for (const char c : folder) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string resume_command(const nlohmann::json& manifest, const std::string& id, const std::string& profile) {
+  const std::string folder = recorded_runs_folder(manifest);
+  return "build/k3lab run " + id + " --profile " + profile + (folder.empty() ? "" : " --out " + folder);
+}
+
+namespace {
+
 std::string commands(const RunRecords& records, const std::string& id, const std::string& profile) {
   const auto& provenance = records.manifest.value("provenance", nlohmann::json::object());
   const auto& protocol = records.manifest.value("protocol", nlohmann::json::object());
@@ -62,10 +89,11 @@ std::string commands(const RunRecords& records, const std::string& id, const std
                      records.manifest.value("protocol_sha256", "") + "`)\n\n";
   text += "**Commands** (from the repository root at that revision; README, Quick start):\n\n";
   text += "- set up: `scripts/setup.sh`\n";
-  text += "- run: `build/k3lab run " + id + " --profile " + profile + "`";
+  text += "- run (again, it resumes): `" + resume_command(records.manifest, id, profile) + "`";
   if (provenance.contains("command_line")) text += "; as recorded: `" + joined_command(provenance["command_line"]) + "`";
-  text += "\n- regenerate this page from the run dir alone: `build/k3lab report` (add `--runs` and `--out` when the "
-          "run used another runs folder)\n";
+  const std::string folder = recorded_runs_folder(records.manifest);
+  text += "\n- regenerate this page from the run dir alone: `build/k3lab report" +
+          (folder.empty() ? std::string() : " --runs " + folder) + "` (add `--out` for another report folder)\n";
   return text;
 }
 

@@ -71,7 +71,7 @@ TEST(Usage, PlanPrintsNumbersAPersonReads) {
 // one table of what ran.
 TEST(Usage, RunEndsWithATableOfEveryExperimentItRan) {
   const TempDir dir("k3lab-run-table");
-  const auto run = run_k3lab({"run", "situ-qat", "per-head-muon", "--profile", "smoke", "--out", "runs"},
+  const auto run = run_k3lab({"run", "situ-qat", "per-head-muon", "--profile", "smoke", "--out", "lab"},
                              in_temp(dir.path()));
   ASSERT_EQ(run.exit_code, 0) << run.output();
   EXPECT_NE(run.out.find("[2/2] per-head-muon"), std::string::npos) << run.out;
@@ -84,7 +84,15 @@ TEST(Usage, RunEndsWithATableOfEveryExperimentItRan) {
   EXPECT_NE(run.out.find("| situ-qat | smoke | 10/10 | 10 | 0 | 0 | complete (smoke: no verdict) |"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("Pages: build/k3lab report --runs runs --out report"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Pages: build/k3lab report --runs lab --out report"), std::string::npos) << run.out;
+  // Every hint repeats the user's folder: the run that finds nothing to do, and report on a missing folder.
+  const auto again = run_k3lab({"run", "situ-qat", "--profile", "smoke", "--out", "lab"}, in_temp(dir.path()));
+  EXPECT_EQ(again.exit_code, 0) << again.output();
+  EXPECT_NE(again.output().find("nothing to do. `k3lab report --runs lab` renders it"), std::string::npos)
+      << again.output();
+  const auto missing = run_k3lab({"report", "--runs", "elsewhere"}, in_temp(dir.path()));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("`k3lab run --all --profile smoke --out elsewhere`"), std::string::npos) << missing.err;
 }
 
 }  // namespace

@@ -163,6 +163,32 @@ TEST(ReportHistory, ThePageStatesRevisionCommandsWallTimeAndTokens) {
   EXPECT_EQ(old_page.find("`unknown`"), std::string::npos);
 }
 
+// Hints repeat the runs folder the run was started with (issue 16): following "resume with" or the
+// regenerate command from the page finds the same run, not a new one under the default folder.
+TEST(ReportHistory, ResumeAndRegenerateHintsRepeatTheRecordedRunsFolder) {
+  TempDir dir;
+  auto manifest = complete_manifest(minimal_protocol("memory-pool"), "full", 2);
+  manifest["provenance"] = {{"started_at", "2026-01-01T00:00:00.000Z"},
+                            {"command_line", {"build/k3lab", "run", "memory-pool", "--profile", "full", "--out", "lab runs"}}};
+  make_run(dir / "runs", manifest, {kTwoUnitPlan, terminal("result", "u1", 1)});
+  const auto outcome = experiments::build_reports(dir / "runs", dir / "report", history_catalog());
+  const std::string page = read_file(dir / "report" / outcome.entries[0].page_dir / "index.md");
+  EXPECT_NE(page.find("INCOMPLETE: 1 of 2 units"), std::string::npos) << page;
+  EXPECT_NE(page.find("resume with `build/k3lab run memory-pool --profile full --out 'lab runs'`"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("`build/k3lab report --runs 'lab runs'`"), std::string::npos) << page;
+
+  const auto with_argv = [&](nlohmann::json argv) {
+    manifest["provenance"]["command_line"] = std::move(argv);
+    return experiments::recorded_runs_folder(manifest);
+  };
+  EXPECT_EQ(with_argv({"k3lab", "run", "x", "--out=elsewhere"}), "elsewhere");
+  EXPECT_EQ(with_argv({"k3lab", "run", "x", "--out", "runs"}), "") << "the default folder needs no option";
+  EXPECT_EQ(with_argv({"k3lab", "run", "x"}), "");
+  EXPECT_EQ(with_argv({"k3lab", "run", "x", "--out", "it's"}), "'it'\\''s'");
+  EXPECT_EQ(experiments::resume_command(manifest, "x", "smoke"), "build/k3lab run x --profile smoke --out 'it'\\''s'");
+}
+
 // A page says whether the analysis that rendered it is the one frozen with the protocol when its run
 // started (the manifest's freeze record), a different one, or that none was frozen.
 TEST(ReportHistory, APageSaysWhetherItWasRenderedByTheFrozenAnalysis) {

@@ -22,4 +22,11 @@ void add_reproduce_section(const RunRecords& records, const core::LedgerRecords&
 // equal the analysis frozen with the protocol when the run started (the manifest's freeze record).
 std::string analysis_statement(const nlohmann::json& manifest);
 
+// The runs folder (`--out`) of the command line the manifest recorded, quoted for a shell when it needs it,
+// or "" when the run used the default: what hints repeat so that following them finds the same run.
+std::string recorded_runs_folder(const nlohmann::json& manifest);
+
+// `build/k3lab run <id> --profile <profile>` plus the recorded --out: the command that resumes the run.
+std::string resume_command(const nlohmann::json& manifest, const std::string& id, const std::string& profile);
+
 }  // namespace k3lab::experiments
