@@ -8,10 +8,12 @@ namespace k3lab::core {
 
 // Blocks SIGINT and SIGTERM on the calling thread (main's), and sends any that another thread receives
 // meanwhile (threads a library started before main, such as OpenBLAS's pool, still take them) on to it.
+// A signal the process started with ignored is left ignored.
 void hold_stop_signals();
 
 // Unblocks them: a stop that arrived meanwhile is delivered now, to the command's handler when it has
-// installed one, else with the default action (the process ends, as it would have without the hold).
+// installed one, else with the disposition the process started with (by default it ends, as it would
+// have without the hold).
 void release_stop_signals();
 
 }  // namespace k3lab::core
