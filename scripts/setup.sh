@@ -2,7 +2,8 @@
 # Installs k3lab's Debian dependencies (idempotent) and builds build/k3lab.
 # Safe to run again: it skips apt when every package is present and ninja rebuilds only what changed.
 #   scripts/setup.sh           what the main job needs: build/k3lab
-#   scripts/setup.sh --tests   also the test binaries (for ctest) and the local Slurm the cluster tests start
+#   scripts/setup.sh --tests   also the test binaries (for ctest), the local Slurm the cluster tests start and
+#                              the pinned openai Node SDK of tests/sdk (npm ci)
 #   K3LAB_BUILD_DIR   build folder (default: build)
 #   K3LAB_BUILD_TYPE  CMake build type (default: Release)
 #   K3LAB_CMAKE_ARGS  extra CMake arguments (e.g. -DK3LAB_CUDA=OFF)
@@ -28,6 +29,13 @@ packages=(
 # the browser test of the HTML report runs headless chromium (tests/report_browser). They skip without
 # them, and the main job never needs them.
 test_packages=(slurm-wlm munge chromium)
+# The official openai SDK test (tests/sdk) needs node and npm; Debian's packages only when the machine has
+# no node of its own, since they conflict with other Node.js builds (docs/dependencies.md).
+if ! command -v node >/dev/null; then
+  test_packages+=(nodejs npm)
+elif ! command -v npm >/dev/null; then
+  test_packages+=(npm)
+fi
 if ((with_tests)); then packages+=("${test_packages[@]}"); fi
 # Data: the training corpus is built from a Debian package's text (see docs/data.md).
 packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))
@@ -48,6 +56,19 @@ if ((${#missing[@]})); then
   fi
 else
   echo "setup: all Debian packages present"
+fi
+
+# Test tooling only: the openai SDK at the version pinned in tests/sdk/package-lock.json, installed again
+# only when the lock changed. Without the npm registry the SDK test skips and says so; nothing else needs it.
+if ((with_tests)); then
+  if cmp -s tests/sdk/package-lock.json tests/sdk/node_modules/.k3lab-installed-lock; then
+    echo "setup: the pinned openai SDK is installed (tests/sdk)"
+  elif npm ci --prefix tests/sdk --no-audit --no-fund; then
+    cp tests/sdk/package-lock.json tests/sdk/node_modules/.k3lab-installed-lock
+  else
+    echo "setup: warning: npm ci --prefix tests/sdk failed (is the npm registry reachable?); the openai SDK test" \
+         "(sdk.OpenAINodeStrictClient) will be skipped until it succeeds" >&2
+  fi
 fi
 
 build_dir="${K3LAB_BUILD_DIR:-build}"

@@ -465,7 +465,8 @@ AttemptOutcome perform_attempt(const AttemptSetup& s) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", std::chrono::duration<double>(s.config->stall_timeout).count());
       out.message = std::string("stalled: no payload byte for ") + seconds +
-                    " s (SSE comment lines such as keep-alives do not count; --stall-timeout)";
+                    " s (SSE comment lines such as keep-alives do not count; the protocol's transport.stall_timeout_s, "
+                    "or --stall-timeout)";
       return out;
     }
     if (rc == CURLE_WRITE_ERROR && !t.decode_error.empty()) {

@@ -1,6 +1,7 @@
 #include "k3lab/api/preflight.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace k3lab::api {
@@ -122,7 +123,43 @@ PreflightCheck check_tool_call(const ChatClient& client, const PreflightOptions&
   return c;
 }
 
+// The price table's date and age, and a warning when it is stale or undated.
+void note_price_table(const PreflightOptions& o, PreflightReport& report) {
+  report.price_table_as_of = o.price_table_as_of;
+  if (o.price_table_as_of.empty()) return;
+  report.price_table_age_days = days_since(o.price_table_as_of, o.clock->utc_now());
+  const std::string where = "parameters.pricing (usd_per_million_tokens and as_of) in " +
+                            (o.price_table_file.empty() ? std::string("the protocol file") : o.price_table_file);
+  if (!report.price_table_age_days) {
+    report.warnings.push_back("the price table's as_of \"" + o.price_table_as_of +
+                              "\" is not a YYYY-MM-DD date, so its age is unknown: check the prices and update " +
+                              where + ", with the date you checked them");
+  } else if (*report.price_table_age_days > kStalePriceTableDays) {
+    report.warnings.push_back("the price table is " + std::to_string(*report.price_table_age_days) +
+                              " days old (more than " + std::to_string(kStalePriceTableDays) +
+                              "): costs may be wrong; check the prices and update " + where);
+  }
+}
+
+std::string age_text(std::int64_t days) {
+  if (days < 0) return "dated " + std::to_string(-days) + " days after today";
+  return std::to_string(days) + (days == 1 ? " day old" : " days old");
+}
+
 }  // namespace
+
+std::optional<std::int64_t> days_since(const std::string& as_of, std::chrono::system_clock::time_point now) {
+  int y = 0;
+  unsigned m = 0, d = 0;
+  int consumed = 0;
+  if (as_of.size() < 10 || std::sscanf(as_of.c_str(), "%4d-%2u-%2u%n", &y, &m, &d, &consumed) != 3 || consumed != 10) {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day date{std::chrono::year(y), std::chrono::month(m), std::chrono::day(d)};
+  if (!date.ok()) return std::nullopt;
+  const auto today = std::chrono::floor<std::chrono::days>(now);
+  return (today - std::chrono::sys_days(date)).count();
+}
 
 bool PreflightReport::ok() const {
   return std::all_of(checks.begin(), checks.end(), [](const PreflightCheck& c) { return c.ok; });
@@ -131,8 +168,16 @@ bool PreflightReport::ok() const {
 nlohmann::json PreflightReport::to_json() const {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& c : checks) list.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"fix", c.fix}});
-  return {{"ok", ok()}, {"model", model}, {"price_table_as_of", price_table_as_of}, {"checks", list}, {"round_trip_ms", round_trip_ms}, {"calls", calls},
-          {"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}};
+  return {{"ok", ok()},
+          {"model", model},
+          {"price_table_as_of", price_table_as_of},
+          {"price_table_age_days", price_table_age_days ? nlohmann::json(*price_table_age_days) : nlohmann::json()},
+          {"warnings", warnings},
+          {"checks", list},
+          {"round_trip_ms", round_trip_ms},
+          {"calls", calls},
+          {"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens}};
 }
 
 std::string PreflightReport::text() const {
@@ -143,16 +188,20 @@ std::string PreflightReport::text() const {
     if (!c.ok) out << "        fix: " << c.fix << "\n";
   }
   if (!price_table_as_of.empty()) {
-    out << "  price table: as of " << price_table_as_of << " (costs are priced with it; recheck before a paid window)\n";
+    out << "  price table: as of " << price_table_as_of << " ("
+        << (price_table_age_days ? age_text(*price_table_age_days) : std::string("age unknown"))
+        << "; costs are priced with it)\n";
   }
   out << "  round trip of the first call: " << static_cast<long long>(round_trip_ms) << " ms; " << calls
       << " calls, " << prompt_tokens << " prompt and " << completion_tokens << " completion tokens\n";
+  for (const auto& warning : warnings) out << "  warning: " << warning << "\n";
   return out.str();
 }
 
 PreflightReport run_preflight(const ChatClient& client, const PreflightOptions& options) {
   PreflightReport report;
   report.model = options.model;
+  note_price_table(options, report);
   report.checks.push_back(check_models(client, options.model));
   const ChatResult probe = client.complete(short_request(options, {user("Reply with OK.")}));
   count(report, probe);

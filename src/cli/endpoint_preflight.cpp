@@ -33,14 +33,14 @@ api::PreflightReport preflight_endpoint(const std::string& experiment_id, const 
       return world->call_with_arguments_text(call.name, call.arguments).content();
     };
   }
+  const auto pricing = parameters.value("pricing", nlohmann::json::object());
+  if (pricing.is_object()) probe.price_table_as_of = pricing.value("as_of", std::string());
+  probe.price_table_file = loaded.protocol.path.string();
   api::ClientConfig config;
   config.base_url = choice.base_url;
   config.stop = &experiments::stop_flag();
-  api::apply_transport_options(options, config);
-  auto report = api::run_preflight(api::ChatClient(config), probe);
-  const auto pricing = parameters.value("pricing", nlohmann::json::object());
-  if (pricing.is_object()) report.price_table_as_of = pricing.value("as_of", std::string());
-  return report;
+  api::apply_transport_options(parameters, options, config);
+  return api::run_preflight(api::ChatClient(config), probe);
 }
 
 }  // namespace k3lab::cli

@@ -61,8 +61,8 @@ struct RunOptions {
   std::string served_model;
   bool served_model_given = false;
   bool no_preflight = false;
-  double connect_timeout_s = 0, stall_timeout_s = 0, call_timeout_s = 0;  // 0: the transport defaults
-  double requests_per_minute = 0, tokens_per_minute = 0;                   // 0: no client-side limit
+  double connect_timeout_s = 0, stall_timeout_s = 0, call_timeout_s = 0;  // 0: the protocol's transport
+  double requests_per_minute = 0, tokens_per_minute = 0;                  // 0: the protocol's transport
   int threads = 0;
   std::string device = "auto";
   std::string data_dir;
@@ -96,15 +96,23 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
                   "--served-model-name), sent as the request's model; recorded, shown on every page");
   cmd->add_flag("--no-preflight", opt.no_preflight,
                 "API experiments: start a new run on a real endpoint without the pre-flight (`k3lab check-endpoint`)");
-  cmd->add_option("--connect-timeout", opt.connect_timeout_s, "API experiments: connect timeout per send, s (15)");
+  // The protocol's transport section sets these; an override is recorded and shown as a deviation on
+  // every page, without --unfrozen (api/transport_options.hpp).
+  cmd->add_option("--connect-timeout", opt.connect_timeout_s,
+                  "API experiments: connect timeout per send, s (overrides the protocol's transport.connect_timeout_s; "
+                  "recorded, shown as a deviation)");
   cmd->add_option("--stall-timeout", opt.stall_timeout_s,
-                  "API experiments: a send with no payload byte (keep-alive comments do not count) for this "
-                  "long fails as a transport error, s (600)");
-  cmd->add_option("--call-timeout", opt.call_timeout_s, "API experiments: total time one send may take, s (1800)");
+                  "API experiments: a send with no payload byte (keep-alive comments do not count) for this long fails "
+                  "as a transport error, s (overrides transport.stall_timeout_s; recorded, shown as a deviation)");
+  cmd->add_option("--call-timeout", opt.call_timeout_s,
+                  "API experiments: total time one send may take, s (overrides transport.call_timeout_s; recorded, "
+                  "shown as a deviation)");
   cmd->add_option("--requests-per-minute", opt.requests_per_minute,
-                  "API experiments: client-side request rate limit, to keep 429s rare (none)");
+                  "API experiments: client-side request rate limit, to keep 429s rare (overrides "
+                  "transport.requests_per_minute; recorded, shown as a deviation)");
   cmd->add_option("--tokens-per-minute", opt.tokens_per_minute,
-                  "API experiments: client-side token rate limit (prompt estimate + output cap per send; none)");
+                  "API experiments: client-side token rate limit, prompt estimate + output cap per send (overrides "
+                  "transport.tokens_per_minute; recorded, shown as a deviation)");
   cmd->add_option("--threads", opt.threads,
                   "Cores a training unit keeps busy: LibTorch's intra-op pool and the BLAS pool; API calls run one "
                   "at a time (0: the cores the CPU affinity allows)")

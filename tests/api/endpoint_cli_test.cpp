@@ -2,6 +2,7 @@
 // (resuming against another one is refused and appends nothing), a blank --base-url is a usage error,
 // a stalled call with keep-alive comments is caught by --stall-timeout, agent-replay waits before it
 // resends a turn that met a 500, and SIGINT during a stalled call exits 130 with the unit left open.
+// The protocol's transport section bounds a stalled call, and a bad value in it is refused by name.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -154,6 +156,9 @@ TEST(EndpointCli, StallTimeoutCatchesAStreamOfKeepAlives) {
                              hermetic(dir));
   ASSERT_EQ(run.exit_code, 0) << run.output();
   const auto runs = run_dirs(dir / "runs", "agent-replay");
+  const json manifest = json::parse(read_file(runs.at(0) / "manifest.json"));
+  EXPECT_EQ(manifest["options"]["stall_timeout_s"], 1) << "the override is recorded";
+  EXPECT_EQ(manifest["parameters"]["transport"]["stall_timeout_s"], 600) << "the frozen value stays in the design";
   const auto terminal = terminal_for(runs.at(0), kAgentUnit);
   ASSERT_EQ(terminal.size(), 1u);
   const json& calls = terminal[0]["data"]["calls"];
@@ -162,6 +167,59 @@ TEST(EndpointCli, StallTimeoutCatchesAStreamOfKeepAlives) {
   EXPECT_EQ(calls[0]["try"], 0);
   EXPECT_EQ(calls[1]["error_class"], "none");
   EXPECT_EQ(calls[1]["try"], 1);
+}
+
+// A copy of the repository's protocols in `dir` whose `id` has parameters.transport = `section`; the
+// options run k3lab against it (an edited protocol is unfrozen, so runs need --unfrozen).
+ProcessOptions with_transport_section(const TempDir& dir, const std::string& id, const json& section) {
+  const auto protocols = k3lab::testing::copy_protocols(dir.path() / "edited");
+  json protocol = json::parse(read_file(protocols / (id + ".json")));
+  protocol["parameters"]["transport"] = section;
+  std::ofstream(protocols / (id + ".json")) << protocol.dump(2);
+  ProcessOptions options = hermetic(dir);
+  options.env["K3LAB_PROTOCOL_DIR"] = protocols.string();
+  return options;
+}
+
+TEST(EndpointCli, TheProtocolsStallTimeoutCatchesAStalledCall) {
+  MockServerOptions mock;
+  mock.faults.script = {FaultKind::stall_keepalive};
+  mock.faults.keepalive_interval = milliseconds(50);
+  mock.faults.stall_limit = seconds(120);
+  MockServer server(mock);
+  server.start(0);
+  TempDir dir("k3lab-protocol-stall");
+  const auto options = with_transport_section(dir, "agent-replay", {{"stall_timeout_s", 1}});
+  const auto run = run_k3lab(
+      run_args("agent-replay", kAgentUnit, {"--base-url", server.base_url(), "--no-preflight", "--unfrozen"}), options);
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  const auto runs = run_dirs(dir / "runs", "agent-replay");
+  const json manifest = json::parse(read_file(runs.at(0) / "manifest.json"));
+  EXPECT_EQ(manifest["parameters"]["transport"]["stall_timeout_s"], 1);
+  EXPECT_FALSE(manifest["options"].contains("stall_timeout_s")) << "no run option was given";
+  const auto terminal = terminal_for(runs.at(0), kAgentUnit);
+  ASSERT_EQ(terminal.size(), 1u);
+  const json& data = terminal[0]["data"];
+  ASSERT_GE(data["calls"].size(), 2u) << terminal[0].dump();
+  EXPECT_EQ(data["calls"][0]["error_class"], "transport");
+  EXPECT_EQ(data["calls"][1]["error_class"], "none");
+  // The stall guard at the protocol's bound ended the call, not the server (which stalls for 120 s).
+  ASSERT_FALSE(data["api_errors"].empty()) << data.dump();
+  EXPECT_NE(data["api_errors"][0]["message"].get<std::string>().find("no payload byte for 1 s"), std::string::npos)
+      << data["api_errors"].dump();
+}
+
+TEST(EndpointCli, ABadTransportValueInTheProtocolIsAnErrorNamingTheField) {
+  for (const char* id : {"context-probe", "agent-replay"}) {
+    for (const json& value : {json(-5), json("soon")}) {
+      TempDir dir("k3lab-bad-transport");
+      const auto options = with_transport_section(dir, id, {{"call_timeout_s", value}});
+      const auto run = run_k3lab({"run", id, "--profile", "smoke", "--out", "runs", "--unfrozen"}, options);
+      EXPECT_NE(run.exit_code, 0) << id << " call_timeout_s " << value.dump() << "\n" << run.output();
+      EXPECT_NE(run.output().find("parameters.transport.call_timeout_s"), std::string::npos) << run.output();
+      EXPECT_FALSE(std::filesystem::exists(dir / "runs")) << id << ": an invalid protocol must record nothing";
+    }
+  }
 }
 
 // The operation record's "resume" entries of one unit (each carries the wait before the resend).

@@ -7,14 +7,20 @@
 //   usage       a short streamed call reports usage (prompt/completion tokens)
 //   cache       (context-probe) the same long prompt sent twice: the second reports cached_tokens > 0
 //   tool-call   (agent-replay) a declared tool is called, and the answer after its result comes back
-// The first call's round trip is measured and reported.
+// The first call's round trip is measured and reported, and so is the price table's age (from its
+// as_of date and today's date); a table older than kStalePriceTableDays adds a warning naming the file
+// and field to update. Warnings never fail the pre-flight.
+#include <chrono>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "k3lab/api/chat_client.hpp"
+#include "k3lab/api/clock.hpp"
 
 namespace k3lab::api {
 
@@ -30,7 +36,17 @@ struct PreflightOptions {
   nlohmann::json probe_tools;
   nlohmann::json probe_messages;
   std::function<std::string(const ToolCall& call)> answer_tool;
+  // The protocol's parameters.pricing.as_of and the file it is written in (for the warning's fix).
+  std::string price_table_as_of;
+  std::string price_table_file;
+  std::shared_ptr<Clock> clock = system_clock();  // today's date, for the price table's age
 };
+
+inline constexpr std::int64_t kStalePriceTableDays = 90;
+
+// Whole days from the date `as_of` starts with (YYYY-MM-DD) to the UTC day of `now`; nullopt when
+// as_of does not start with a valid date.
+std::optional<std::int64_t> days_since(const std::string& as_of, std::chrono::system_clock::time_point now);
 
 struct PreflightCheck {
   std::string name;
@@ -42,13 +58,15 @@ struct PreflightCheck {
 struct PreflightReport {
   std::string model;             // what the probes requested
   std::string price_table_as_of;  // the protocol's price table date, as written there (free text)
+  std::optional<std::int64_t> price_table_age_days;  // nullopt: as_of is not a YYYY-MM-DD date
+  std::vector<std::string> warnings;                 // do not fail the pre-flight
   std::vector<PreflightCheck> checks;
   double round_trip_ms = 0;
   std::int64_t calls = 0, prompt_tokens = 0, completion_tokens = 0;
 
   bool ok() const;
   nlohmann::json to_json() const;
-  std::string text() const;  // one line per check, fixes indented under failures
+  std::string text() const;  // one line per check, fixes indented under failures, then warnings
 };
 
 PreflightReport run_preflight(const ChatClient& client, const PreflightOptions& options);

@@ -51,7 +51,7 @@ AgentRunner& AgentReplayExperiment::runner(RunEnv& env, const Unit& first_unit) 
   config.retry.max_sends = 1;  // the run resends failed turns itself (setup.retry), from its operation record
   config.max_in_flight = 1;    // one agent run at a time, units in ledger order
   config.stop = env.stop_requested;
-  api::apply_transport_options(env.options, config);
+  api::apply_transport_options(env.parameters, env.options, config);
   if (endpoint.embedded()) {
     api::MockServerOptions options;
     options.models = {setup.request_model};

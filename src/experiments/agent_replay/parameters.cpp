@@ -86,6 +86,9 @@ core::Schema make_schema() {
   s.integer("transport_retries", "retries of a platform transport failure, resumed from the retained operation record")
       .at_least(0)
       .at_most(2);
+  s.object(api::kTransportSection, api::transport_schema(),
+           "timeouts and client-side rate limits of every send (api/transport_options.hpp); absent: the defaults")
+      .optional();
   s.number("invalid_fraction_limit_per_arm", "if one arm exceeds this fraction of invalid runs, invalidate the window")
       .at_least(0)
       .at_most(1);
@@ -144,6 +147,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.max_model_turns = j.at("max_model_turns").get<int>();
   p.test_window_hours = j.at("test_window_hours").get<double>();
   p.transport_retries = j.at("transport_retries").get<int>();
+  p.transport = api::protocol_transport(j);
   p.invalid_fraction_limit_per_arm = j.at("invalid_fraction_limit_per_arm").get<double>();
   const auto& f = j.at("faults");
   p.faults.effort_change_from_turn = f.at("effort_change").at("from_turn").get<int>();

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/api/transport_options.hpp"
 #include "k3lab/core/schema.hpp"
 
 namespace k3lab::experiments::agent_replay {
@@ -28,6 +29,7 @@ struct Parameters {
   int max_model_turns = 0;
   double test_window_hours = 0;
   int transport_retries = 0;
+  api::TransportSettings transport;  // parameters.transport, defaults filled in
   double invalid_fraction_limit_per_arm = 0;
   Faults faults;
   int bootstrap_resamples = 0;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 
+#include "k3lab/api/transport_options.hpp"
+
 namespace k3lab::experiments::agent_replay {
 
 std::size_t tolerated_invalid_runs_per_arm(const Parameters& p) {
@@ -32,6 +34,8 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                  {"invalid_fraction_limit_per_arm", p.invalid_fraction_limit_per_arm},
                  {"runs_per_arm", static_cast<std::size_t>(p.task_count) * p.repetitions},
                  {"invalidate_when_one_arm_has_more_invalid_runs_than", tolerated_invalid_runs_per_arm(p)}};
+  d["transport"] = api::transport_plan(p.transport, api::RetryPolicy::with_retries(p.transport_retries),
+                                       most_model_calls, p.test_window_hours);
   const double completion_usd = most_model_calls * p.max_completion_tokens * p.output_usd_per_million / 1e6;
   d["cost_usd"] = {{"completion_upper_bound", std::round(completion_usd * 100.0) / 100.0},
                    {"prompt", "not estimated: it depends on each task's transcript length; measured per run"}};

@@ -5,6 +5,7 @@
 
 #include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
+#include "k3lab/api/transport_options.hpp"
 #include "agent_replay/parameters.hpp"
 #include "agent_replay/run_digest.hpp"
 #include "agent_replay/units.hpp"
@@ -335,6 +336,10 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   const RunDigest d = digest_run(p, records.terminal_records(), records.ledger.records);
   if (const auto served = api::served_model_sentence(records.manifest.value("options", nlohmann::json()), p.model)) {
     page.add_text(*served);
+  }
+  if (const auto deviation = api::transport_deviation_sentence(records.manifest.value("options", nlohmann::json()),
+                                                               records.manifest.at("parameters"))) {
+    page.add_text(*deviation);
   }
   page.add_text("Each run sends the conversation with the declared tools, executes every tool call against a "
                 "reset local world, stops after " + std::to_string(p.max_model_turns) +

@@ -55,7 +55,7 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
   config.retry = api::RetryPolicy::with_retries(setup.parameters.transport_retries);
   config.max_in_flight = 1;  // one call per unit, units in ledger order
   config.stop = env.stop_requested;
-  api::apply_transport_options(env.options, config);
+  api::apply_transport_options(env.parameters, env.options, config);
   if (setup.endpoint.embedded()) {
     api::MockServerOptions options;
     options.models = {setup.parameters.model};

@@ -64,6 +64,9 @@ core::Schema make_schema() {
   s.integer("transport_retries", "retries of a transport failure with the same request (the seed allows 2)")
       .at_least(0)
       .at_most(2);
+  s.object(api::kTransportSection, api::transport_schema(),
+           "timeouts and client-side rate limits of every send (api/transport_options.hpp); absent: the defaults")
+      .optional();
   s.object("pricing", pricing_schema(), "prices for the cost estimate and the cost-per-success metric");
   s.string("tokenizer_vocab",
            "tiktoken-format vocabulary file (Kimi's tiktoken.model) for exact prompt sizes and budget checks; "
@@ -142,6 +145,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.invalid_fraction_limit = j.at("invalid_fraction_limit").get<double>();
   p.decision_confidence = j.at("decision_confidence").get<double>();
   p.transport_retries = j.at("transport_retries").get<int>();
+  p.transport = api::protocol_transport(j);
   p.tokenizer_vocab = j.value("tokenizer_vocab", std::string());
   const auto& pricing = j.at("pricing");
   const auto& prices = pricing.at("usd_per_million_tokens");

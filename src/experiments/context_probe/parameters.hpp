@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/api/transport_options.hpp"
 #include "k3lab/core/schema.hpp"
 
 namespace k3lab::experiments::context_probe {
@@ -36,6 +37,7 @@ struct Parameters {
   double invalid_fraction_limit = 0;
   double decision_confidence = 0;
   int transport_retries = 0;
+  api::TransportSettings transport;  // parameters.transport, defaults filled in
   Pricing pricing;
   std::string tokenizer_vocab;  // optional; empty: the conservative estimate (prompt_tokens.hpp)
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "context_probe/units.hpp"
+#include "k3lab/api/transport_options.hpp"
 
 namespace k3lab::experiments::context_probe {
 namespace {
@@ -71,6 +72,8 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                  {"invalid_fraction_limit", p.invalid_fraction_limit},
                  {"scored_cells", scored},
                  {"stop_when_invalid_cells_exceed", tolerated_invalid_cells(p, scored)}};
+  d["transport"] = api::transport_plan(p.transport, api::RetryPolicy::with_retries(p.transport_retries),
+                                       static_cast<double>(units.size()), p.test_window_hours);
   d["token_bounds"] = {{"prompt_tokens_priming_and_cold", miss_tokens},
                        {"prompt_tokens_warm_scored", hit_tokens},
                        {"completion_tokens_at_cap", completion_tokens}};

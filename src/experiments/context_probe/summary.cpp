@@ -7,6 +7,7 @@
 #include "context_probe/decision.hpp"
 #include "k3lab/api/endpoint_binding.hpp"
 #include "k3lab/api/endpoint_choice.hpp"
+#include "k3lab/api/transport_options.hpp"
 #include "context_probe/parameters.hpp"
 #include "context_probe/run_digest.hpp"
 #include "context_probe/units.hpp"
@@ -350,6 +351,10 @@ void summarise_run(const core::Protocol& protocol, const RunRecords& records, re
   const auto decisions = decide(p, d);
   if (const auto served = api::served_model_sentence(records.manifest.value("options", nlohmann::json()), p.model)) {
     page.add_text(*served);
+  }
+  if (const auto deviation = api::transport_deviation_sentence(records.manifest.value("options", nlohmann::json()),
+                                                               records.manifest.at("parameters"))) {
+    page.add_text(*deviation);
   }
 
   const bool simulated = d.simulated_calls > 0 || d.endpoints.count("embedded-mock") > 0;
