@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the dataset "jargon-file": the Jargon File 4.4.7 (public domain) from the Debian package
 # jargon-text, tokenised at byte level into llm.c .bin shards (magic 20240520, uint16 tokens), with
-# a manifest recording the package, its version, the licence and sha256 of the source and shards.
-# Idempotent: it does nothing when the manifest already matches the installed source.
+# a provenance record (provenance.json: the package, its version, the licence and sha256 of the source and
+# shards), and k3lab's dataset manifest (manifest.json, `k3lab data manifest`, docs/data.md) when a k3lab
+# binary is at $K3LAB_BINARY (default build/k3lab). Idempotent: it does nothing when the provenance
+# record already matches the installed source and the manifest is there.
 #   K3LAB_DATA_DIR   output root (default: data); the dataset goes to $K3LAB_DATA_DIR/jargon-file/
 # Needs only Essential Debian tools (dpkg-query, gzip, coreutils, perl-base). See docs/data.md.
 set -euo pipefail
@@ -38,7 +40,8 @@ if [ ! -f "$source_file" ]; then
   source_origin="extracted from the package archive (the installed copy was excluded by dpkg)"
 fi
 source_sha="$(sha256sum "$source_file" | cut -d' ' -f1)"
-if [ -f "$out/manifest.json" ] && grep -q "\"source_sha256\": \"$source_sha\"" "$out/manifest.json"; then
+if [ -f "$out/provenance.json" ] && [ -f "$out/manifest.json" ] &&
+   grep -q "\"source_sha256\": \"$source_sha\"" "$out/provenance.json"; then
   echo "build-corpus: $out is up to date ($package $version)"
   exit 0
 fi
@@ -76,7 +79,7 @@ shard_json() {
   printf '{"file": "%s", "tokens": %d, "token_bytes": 2, "sha256": "%s"}' "$file" $(((bytes - 1024) / 2)) "$sha"
 }
 
-cat > "$tmp/shards/manifest.json" <<JSON
+cat > "$tmp/shards/provenance.json" <<JSON
 {
   "dataset": "jargon-file",
   "tokenizer": "bytes",
@@ -110,4 +113,15 @@ rm -rf "$out.partial"
 mv "$tmp/shards" "$out.partial"
 rm -rf "$out"
 mv "$out.partial" "$out"
+# The dataset's name is its folder's: the manifest is written where the shards now live.
+k3lab="${K3LAB_BINARY:-build/k3lab}"
+if [ -x "$k3lab" ]; then
+  "$k3lab" data manifest "$out" --tokenizer bytes \
+    --source "Jargon File 4.4.7 (Debian $package $version), scripts/build-corpus.sh" \
+    --licence "public domain" >/dev/null
+else
+  echo "build-corpus: no k3lab binary at $k3lab, so no dataset manifest: build it (scripts/setup.sh), then run" \
+       "scripts/build-corpus.sh again" >&2
+fi
+
 echo "build-corpus: wrote $out ($package $version, $text_bytes byte tokens)"

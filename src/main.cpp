@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   k3lab::cli::register_mock_server(app, ctx);
   k3lab::cli::register_check_endpoint(app, ctx);
   k3lab::cli::register_fixture(app, ctx);
+  k3lab::cli::register_data(app, ctx);
   k3lab::cli::register_help(app, ctx);
   k3lab::cli::add_examples(app);
   try {

@@ -70,8 +70,8 @@ int run_without_options(const Options& options, const std::string& name, const s
 
 const std::vector<BenchEntry>& bench_table() {
   static const std::vector<BenchEntry> table = {
-      {"fixture", "context-probe fixture generation at 32,768 and 1,048,576 tokens, every family (goal: < 100 ms at 1M)",
-       "",
+      {"fixture",
+       "context-probe fixture generation at 32,768 and 1,048,576 tokens, every family (goal: < 100 ms at 1M)", "",
        [](const Options& o, std::ostream& out) {
          return run_without_options(o, "fixture", [&] {
            validate::run_fixture_bench(out);
@@ -90,11 +90,11 @@ const std::vector<BenchEntry>& bench_table() {
        "batch [1], seq_len [1024], heads [4], head_dim [64], chunk_size [64], warmup [1], iterations [3], "
        "backward [true], try_cuda [true], seed [0], format [md|json]",
        [](const Options& o, std::ostream& out) { return models::run_kda_bench(kda_options(o), out); }},
-      {"train",
-       "training step per hybrid-attention arm (full, all-KDA, 3 KDA : 1 MLA): tokens/s and an MFU estimate",
+      {"train", "training step per hybrid-attention arm (full, all-KDA, 3 KDA : 1 MLA): tokens/s and an MFU estimate",
        "d_model [256], n_layers [4], n_heads [4], head_dim [64], mla_kv_latent_dim [128], kda_chunk_size [64], "
        "ffn_size [4 x d_model], vocab_size [256], sequence_length [512], batch_rows [4], steps [5], warmup [2], "
-       "device [auto], threads [0], peak_flops, arms, output [md|json]",
+       "device [auto], threads [0], peak_flops, arms, schedule (one arm, e.g. KKKMKKKM), output [md|json]; "
+       "appends a throughput record per arm to --record (k3lab plan reads them)",
        [](const Options& o, std::ostream& out) { return train::run_train_bench(o, out, train::default_bench_arms()); }},
       {"runner",
        "the runner's own work per unit over many empty units, by block of units: median/min/max ms and the "
@@ -142,12 +142,27 @@ void register_bench(CLI::App& app, Context& ctx) {
                                               bench_names());
   auto name = std::make_shared<std::string>();
   auto pairs = std::make_shared<std::vector<std::string>>();
+  auto record = std::make_shared<std::string>();
+  auto no_record = std::make_shared<bool>(false);
   cmd->add_option("name", *name, "Benchmark name")->required();
   cmd->add_option("--opt", *pairs, "key=value option of the benchmark (repeatable; keys listed above)");
-  cmd->callback([name, pairs, &ctx] {
+  cmd->add_option("--record", *record,
+                  "train only: JSON-lines file the throughput records are appended to (default: "
+                  "bench-records/train.jsonl beside the k3lab binary, i.e. in the build folder)");
+  cmd->add_flag("--no-record", *no_record, "train only: write no throughput record");
+  cmd->callback([name, pairs, record, no_record, &ctx] {
+    auto options = parse_options(*pairs);
+    if (options.contains("record"))
+      throw std::invalid_argument("bench: give the record file as --record PATH, not --opt");
+    if (*name != "train" && (!record->empty() || *no_record)) {
+      throw std::invalid_argument("bench: --record and --no-record apply to `bench train` only");
+    }
+    if (*name == "train" && !*no_record) {
+      options["record"] = record->empty() ? train::default_throughput_records_path().string() : *record;
+    }
     for (const auto& b : bench_table()) {
       if (b.name == *name) {
-        ctx.exit_code = b.run(parse_options(*pairs), std::cout);
+        ctx.exit_code = b.run(options, std::cout);
         return;
       }
     }

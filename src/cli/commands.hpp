@@ -23,6 +23,7 @@ void register_bench(CLI::App& app, Context& ctx);
 void register_mock_server(CLI::App& app, Context& ctx);
 void register_check_endpoint(CLI::App& app, Context& ctx);
 void register_fixture(CLI::App& app, Context& ctx);
+void register_data(CLI::App& app, Context& ctx);
 void register_help(CLI::App& app, Context& ctx);
 
 // Adds "Examples:" to the end of every command's --help (usage_help.cpp).

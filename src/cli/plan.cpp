@@ -3,6 +3,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/plan_costs.hpp"
+#include "k3lab/experiments/training/measured_estimate.hpp"
+#include "k3lab/train/hardware_peak.hpp"
+#include "k3lab/train/throughput_record.hpp"
 
 namespace k3lab::cli {
 
@@ -14,6 +18,8 @@ void register_plan(CLI::App& app, Context& ctx) {
     std::string profile = "smoke";  // as for `run`: the cheap one unless asked
     bool json = false;
     bool units = false;
+    std::string bench_records;
+    std::string bench_device = train::kH200Bf16Matmul.device;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("experiment", opt->id, "Experiment id (see `k3lab list`)")->required();
@@ -22,12 +28,25 @@ void register_plan(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "Print the plan as JSON");
   cmd->add_flag("--units", opt->units, "List every unit id of the frozen ledger");
+  cmd->add_option("--bench-records", opt->bench_records,
+                  "Throughput records of `k3lab bench train` to price arms from (default: bench-records/train.jsonl "
+                  "beside the k3lab binary)");
+  cmd->add_option("--bench-device", opt->bench_device,
+                  "Device whose records count: text in the record's device name, case-insensitive (e.g. cpu)")
+      ->capture_default_str();
   cmd->callback([opt, &ctx] {
     auto loaded = load(opt->id);
     const auto& protocol = loaded.protocol;
     const auto parameters = protocol.parameters_for(opt->profile);
     const auto units = loaded.experiment->enumerate(protocol, parameters);
-    const auto details = loaded.experiment->plan_details(protocol, parameters, units);
+    auto details = loaded.experiment->plan_details(protocol, parameters, units);
+    const auto records_file = opt->bench_records.empty() ? train::default_throughput_records_path()
+                                                         : std::filesystem::path(opt->bench_records);
+    const auto source = experiments::training::load_throughput_source(records_file, opt->bench_device);
+    if (details.is_object() && details.contains("gpu_hours_by_arm")) {
+      for (const auto& warning : source.warnings) std::cerr << "warning: " << warning << "\n";
+      experiments::training::apply_throughput_records(details, source);
+    }
     const auto freeze = core::check_freeze(protocol);
     nlohmann::json arms = nlohmann::json::array();
     for (const auto& arm : protocol.arms) {
@@ -68,7 +87,8 @@ void register_plan(CLI::App& app, Context& ctx) {
           << arm.description << "\n";
     }
     out << "frozen ledger: " << units.size() << " units\n";
-    print_details(details, out, 2);
+    print_details(without_plan_costs(details), out, 2);
+    print_plan_costs(details, out);
     if (opt->units) {
       for (const auto& u : units) out << "  " << u.id << "\n";
     }

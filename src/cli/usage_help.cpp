@@ -27,6 +27,10 @@ const std::vector<std::pair<std::string, std::string>>& example_table() {
       {"mock-server", "  k3lab mock-server --port 8000"},
       {"check-endpoint", "  k3lab check-endpoint --base-url http://127.0.0.1:8000/v1 --served-model kimi-k3"},
       {"fixture", "  k3lab fixture --help"},
+      {"data", "  k3lab data manifest data/fineweb-edu-sample-10BT --source \"FineWeb-Edu sample-10BT, llm.c GPT-2 "
+               "shards\" --licence \"ODC-By 1.0\"\n"
+               "  k3lab data manifest data/jargon-file --tokenizer bytes --source \"Jargon File 4.4.7 (Debian "
+               "jargon-text)\" --licence \"public domain\""},
   };
   return table;
 }

@@ -14,18 +14,18 @@
 #include <torch/torch.h>
 
 #include "k3lab/core/allocator_policy.hpp"
+#include "k3lab/core/hardware_fingerprint.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/models/layer_schedule.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/device.hpp"
+#include "k3lab/train/hardware_peak.hpp"
 #include "k3lab/train/optimizer.hpp"
 #include "k3lab/train/thread_pools.hpp"
 
 namespace k3lab::train {
 namespace {
-
-constexpr double kH200MatmulFlops = 795e12;  // DESIGN.md section 8, measured bf16 8192^3
 
 std::int64_t integer(const nlohmann::json& o, const char* key, std::int64_t fallback) {
   if (!o.contains(key)) return fallback;
@@ -49,6 +49,11 @@ std::string arm_schedule(const BenchArm& arm, std::int64_t layers) {
 
 // The caller's arms, or the subset the "arms" option names.
 std::vector<BenchArm> selected_arms(const nlohmann::json& options, const std::vector<BenchArm>& arms) {
+  if (options.contains("schedule")) {
+    if (options.contains("arms")) throw std::invalid_argument("bench options arms and schedule exclude each other");
+    const auto schedule = options.at("schedule").get<std::string>();
+    return {{schedule, schedule}};
+  }
   if (arms.empty()) throw std::invalid_argument("no arms given; the caller passes the arms to compare");
   if (!options.contains("arms")) return arms;
   std::vector<BenchArm> selected;
@@ -146,20 +151,109 @@ nlohmann::json run_settings(const nlohmann::json& thread_policy) {
   return {{"thread_policy", thread_policy}, {"allocator", core::allocator_policy().to_json()}};
 }
 
+// "cuda: NVIDIA H200" or "cpu: <model>, <n> threads": what a throughput record was measured on.
+std::string device_description(const torch::Device& device) {
+  if (device.is_cuda()) {
+    const auto facts = core::this_machine("cuda");
+    return "cuda: " +
+           (facts.accelerator && !facts.accelerator->model.empty() ? facts.accelerator->model : "unknown GPU");
+  }
+  return "cpu: " + core::this_machine("cpu").cpu_model + ", " + std::to_string(torch::get_num_threads()) + " threads";
+}
+
+void append_records(const std::filesystem::path& file, const nlohmann::json& report, const torch::Device& device) {
+  const auto date = utc_now_iso8601();
+  const auto where = device_description(device);
+  for (const auto& row : report.at("arms")) {
+    ThroughputRecord record;
+    record.device = where;
+    record.date = date;
+    record.arm = row.at("arm").get<std::string>();
+    record.shape = ThroughputShape::from_json(row.at("shape"));
+    record.tokens_per_s = row.at("tokens_per_s").get<double>();
+    record.steps = report.at("steps").get<std::int64_t>();
+    record.warmup = report.at("warmup").get<std::int64_t>();
+    append_throughput_record(file, record);
+  }
+}
+
 }  // namespace
+
+models::ModelConfig bench_model_config(const ThroughputShape& shape) {
+  models::ModelConfig c;
+  c.vocab_size = shape.vocab_size;
+  c.hidden_size = shape.d_model;
+  c.schedule = shape.schedule;
+  c.kda.num_heads = shape.n_heads;
+  c.kda.head_dim = shape.head_dim;
+  c.kda.chunk_size = shape.kda_chunk_size;
+  c.mla.num_heads = shape.n_heads;
+  c.mla.q_lora_rank = 0;
+  c.mla.kv_lora_rank = shape.mla_kv_latent_dim;
+  c.mla.qk_nope_head_dim = shape.head_dim;
+  c.mla.qk_rope_head_dim = std::max<std::int64_t>(1, shape.head_dim / 2);
+  c.mla.v_head_dim = shape.head_dim;
+  c.ffn.kind = models::FfnKind::SwiGlu;
+  c.ffn.intermediate_size = shape.ffn_size;
+  c.tie_embeddings = true;
+  return c;
+}
+
+BenchShape bench_shape(const models::ModelConfig& model, std::int64_t sequence_length, std::int64_t batch_rows) {
+  ThroughputShape shape;
+  shape.schedule = model.schedule;
+  shape.d_model = model.hidden_size;
+  shape.n_heads = model.kda.num_heads;
+  shape.head_dim = model.kda.head_dim;
+  shape.mla_kv_latent_dim = model.mla.kv_lora_rank;
+  shape.kda_chunk_size = model.kda.chunk_size;
+  shape.ffn_size = model.ffn.intermediate_size;
+  shape.vocab_size = model.vocab_size;
+  shape.sequence_length = sequence_length;
+  shape.batch_rows = batch_rows;
+  const nlohmann::json wanted = model, built = bench_model_config(shape);
+  std::string differences;
+  for (const auto& change : nlohmann::json::diff(built, wanted)) {
+    differences += (differences.empty() ? "" : ", ") + change.at("path").get<std::string>();
+  }
+  if (differences.empty()) return {shape, ""};
+  return {std::nullopt,
+          "`k3lab bench train` builds hybrid-attention's KDA/MLA decoder; this arm's model differs at " + differences};
+}
+
+std::string bench_train_command(const ThroughputShape& s, const std::string& device,
+                                const std::filesystem::path& record_file) {
+  std::string command = "k3lab bench train";
+  const auto opt = [&](const std::string& key, const std::string& value) { command += " --opt " + key + "=" + value; };
+  opt("schedule", s.schedule);
+  opt("d_model", std::to_string(s.d_model));
+  opt("n_heads", std::to_string(s.n_heads));
+  opt("head_dim", std::to_string(s.head_dim));
+  opt("mla_kv_latent_dim", std::to_string(s.mla_kv_latent_dim));
+  opt("kda_chunk_size", std::to_string(s.kda_chunk_size));
+  opt("ffn_size", std::to_string(s.ffn_size));
+  opt("vocab_size", std::to_string(s.vocab_size));
+  opt("sequence_length", std::to_string(s.sequence_length));
+  opt("batch_rows", std::to_string(s.batch_rows));
+  opt("device", device);
+  return command + " --record " + record_file.string();
+}
 
 int run_train_bench(const nlohmann::json& options, std::ostream& out, const std::vector<BenchArm>& arms) {
   try {
     if (!options.is_object()) throw std::invalid_argument("bench options must be a JSON object");
-    static const std::set<std::string> known = {"d_model", "n_layers", "n_heads", "head_dim", "mla_kv_latent_dim",
-                                                "kda_chunk_size", "ffn_size", "vocab_size", "sequence_length",
-                                                "batch_rows", "steps", "warmup", "device", "threads", "peak_flops",
-                                                "arms", "output"};
+    static const std::set<std::string> known = {
+        "d_model",        "n_layers", "n_heads",    "head_dim",        "mla_kv_latent_dim",
+        "kda_chunk_size", "ffn_size", "vocab_size", "sequence_length", "batch_rows",
+        "steps",          "warmup",   "device",     "threads",         "peak_flops",
+        "arms",           "schedule", "output",     "record"};
     for (auto it = options.begin(); it != options.end(); ++it) {
       if (!known.count(it.key())) throw std::invalid_argument("bench: unknown option \"" + it.key() + "\"");
     }
     const auto D = integer(options, "d_model", 256);
-    const auto L = integer(options, "n_layers", 4);
+    const std::int64_t schedule_layers =
+        options.contains("schedule") ? static_cast<std::int64_t>(options.at("schedule").get<std::string>().size()) : 4;
+    const auto L = integer(options, "n_layers", schedule_layers);
     const auto H = integer(options, "n_heads", 4);
     const auto hd = integer(options, "head_dim", 64);
     const auto T = integer(options, "sequence_length", 512);
@@ -174,25 +268,24 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     const auto device = resolve_device(options.value("device", std::string("auto")));
     std::optional<double> peak;
     if (options.contains("peak_flops")) peak = options.at("peak_flops").get<double>();
-    else if (device.is_cuda()) peak = kH200MatmulFlops;
+    else if (device.is_cuda())
+      peak = kH200Bf16Matmul.flops_per_second;
     const auto benched = selected_arms(options, arms);
     std::vector<std::string> schedules;  // all checked before any arm runs
     for (const auto& arm : benched) schedules.push_back(arm_schedule(arm, L));
     const std::string format = options.value("output", std::string("md"));
     if (format != "md" && format != "json") throw std::invalid_argument("bench option output: md or json");
 
-    models::ModelConfig base;
+    ThroughputShape base;
+    base.d_model = D;
+    base.n_heads = H;
+    base.head_dim = hd;
+    base.mla_kv_latent_dim = integer(options, "mla_kv_latent_dim", 128);
+    base.kda_chunk_size = integer(options, "kda_chunk_size", 64);
+    base.ffn_size = integer(options, "ffn_size", 4 * D);
     base.vocab_size = V;
-    base.hidden_size = D;
-    base.kda.num_heads = H;
-    base.kda.head_dim = hd;
-    base.kda.chunk_size = integer(options, "kda_chunk_size", 64);
-    base.mla.num_heads = H;
-    base.mla.kv_lora_rank = integer(options, "mla_kv_latent_dim", 128);
-    base.mla.qk_nope_head_dim = hd;
-    base.mla.qk_rope_head_dim = hd / 2;
-    base.mla.v_head_dim = hd;
-    base.ffn.intermediate_size = integer(options, "ffn_size", 4 * D);
+    base.sequence_length = T;
+    base.batch_rows = B;
 
     core::Rng rng(20240520);
     std::vector<std::int64_t> tokens(static_cast<std::size_t>(B * (T + 1)));
@@ -204,8 +297,9 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t a = 0; a < benched.size(); ++a) {
       const auto& arm = benched[a];
-      auto config = base;
-      config.schedule = schedules[a];
+      auto shape = base;
+      shape.schedule = schedules[a];
+      const auto config = bench_model_config(shape);
       models::DecoderLM model(config, 1);
       model->to(device);
       auto optimizer = make_optimizer(OptimizerSpec{}, *model);
@@ -224,6 +318,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
       const double fpt = flops_per_token(config, T);
       nlohmann::json row = {{"arm", arm.name},
                             {"schedule", config.schedule},
+                            {"shape", shape.to_json()},
                             {"parameters", models::count_parameters(config)},
                             {"tokens_per_s", tokens_per_s},
                             {"step_ms", 1000.0 * median_of_sorted(times.seconds)},
@@ -244,11 +339,20 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
                              {"warmup", warmup},
                              {"peak_flops", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},
                              {"arms", rows}};
+    if (options.contains("record")) {
+      const std::filesystem::path file = options.at("record").get<std::string>();
+      append_records(file, report, device);
+      report["record_file"] = file.string();
+    }
     if (format == "json") {
       out << report.dump(2) << "\n";
       return 0;
     }
     print_markdown(report, out);
+    if (report.contains("record_file")) {
+      out << "records: " << rows.size() << " appended to " << report.at("record_file").get<std::string>()
+          << " (`k3lab plan <id> --profile full` uses a record whose device and shape match an arm)\n";
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench train: " << e.what() << "\n";

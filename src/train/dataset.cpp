@@ -9,6 +9,7 @@
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/train/builtin_corpus.hpp"
 #include "k3lab/train/byte_tokenizer.hpp"
+#include "k3lab/train/data_manifest.hpp"
 
 namespace k3lab::train {
 namespace {
@@ -81,13 +82,9 @@ Dataset load_directory(const DatasetRequest& request) {
         "point --data-dir / $K3LAB_DATA_DIR at the folder that holds it, or build the Jargon File corpus with "
         "scripts/build-corpus.sh (dataset \"jargon-file\")");
   }
-  const auto train = shards_matching(dir, "train");
-  const auto val = shards_matching(dir, "val");
-  if (train.empty() || val.empty()) {
-    throw std::runtime_error("dataset \"" + request.id + "\": " + dir.string() + " needs at least one *train*.bin and one "
-                             "*val*.bin shard (found " + std::to_string(train.size()) + " train, " +
-                             std::to_string(val.size()) + " val)");
-  }
+  nlohmann::json pin;
+  if (request.require_pinned_manifest) pin = verify_pinned_folder(dir, request.manifest_sha256);
+  const auto [train, val] = find_shard_files(dir);
   nlohmann::json manifest;
   const auto manifest_path = dir / "manifest.json";
   if (std::filesystem::exists(manifest_path)) {
@@ -121,10 +118,27 @@ Dataset load_directory(const DatasetRequest& request) {
                   {"train_tokens", d.train.size()},
                   {"validation_tokens", d.validation.size()},
                   {"manifest", manifest}};
+  if (!pin.is_null()) d.provenance.update(pin);
   return d;
 }
 
 }  // namespace
+
+ShardFiles list_shard_files(const std::filesystem::path& dir) {
+  return {shards_matching(dir, "train"), shards_matching(dir, "val")};
+}
+
+ShardFiles find_shard_files(const std::filesystem::path& dir) {
+  auto files = list_shard_files(dir);
+  if (files.train.empty() || files.validation.empty()) {
+    throw std::runtime_error("dataset folder " + dir.string() +
+                             " needs at least one *train*.bin and one *val*.bin "
+                             "llm.c token shard (found " +
+                             std::to_string(files.train.size()) + " train, " + std::to_string(files.validation.size()) +
+                             " val); put the shards there");
+  }
+  return files;
+}
 
 std::filesystem::path data_root_from(const nlohmann::json& options) {
   if (options.is_object() && options.contains("data_dir")) {

@@ -30,7 +30,7 @@ TEST(BenchCli, TrainBenchmarkPrintsEveryArm) {
   const auto r = bench({"bench", "train", "--opt", "d_model=32", "--opt", "n_heads=2", "--opt", "head_dim=16",
                         "--opt", "mla_kv_latent_dim=16", "--opt", "kda_chunk_size=16", "--opt",
                         "sequence_length=32", "--opt", "batch_rows=2", "--opt", "steps=1", "--opt", "warmup=0",
-                        "--opt", "device=cpu"});
+                        "--opt", "device=cpu", "--no-record"});
   ASSERT_EQ(r.exit_code, 0) << r.output();
   for (const char* arm : {"full-attention", "all-kda", "hybrid-3kda-1mla"}) {
     EXPECT_NE(r.output().find(arm), std::string::npos) << arm << "\n" << r.output();

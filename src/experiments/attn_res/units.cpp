@@ -1,5 +1,6 @@
 #include "attn_res/units.hpp"
 
+#include "attn_res/depth_probe.hpp"
 #include "attn_res/page.hpp"
 #include "attn_res/run_unit.hpp"
 #include "k3lab/experiments/training/plan_estimate.hpp"
@@ -20,6 +21,22 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
     if (arm == "block-attnres") spec["block_layers"] = p.attnres_block_layers;
     return spec;
   });
+}
+
+// The evaluation cadence over all runs: at every evaluation the trainer's validation loss and the depth
+// probe (depth_probe.hpp: one forward and backward over a micro-batch of validation rows).
+training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs, std::int64_t micro_batch_rows) {
+  const double R = static_cast<double>(runs);
+  const double evaluations = static_cast<double>(p.token_budget / p.eval_interval_tokens);
+  const double probe_tokens = static_cast<double>(probe_rows(p, micro_batch_rows) * p.sequence_length);
+  return {.parameters = training::approximate_parameters(p.model),
+          .training_tokens = R * static_cast<double>(p.token_budget),
+          .runs = runs,
+          .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
+                    {"depth probe (gradient norms by depth, forward and backward)",
+                     {"eval_interval_tokens", "sequence_length", "batch_tokens"},
+                     R * evaluations * probe_tokens,
+                     6.0}}};
 }
 
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
@@ -54,6 +71,16 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                               .counted = "6 x parameters x tokens for the ordinary-residual shape "
                                          "(tied embedding)"},
                              units.size());
+  const auto config_of = [&p](const std::string& arm) {
+    return trainer_config(p, arm, 0, nlohmann::json::object(), {});
+  };
+  const auto shape_of = [&](const std::string& arm) {
+    return training::trainer_bench_shape([&] { return config_of(arm); });
+  };
+  d["gpu_hours_by_arm"] = training::arm_costs_json(training::arm_costs(
+      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), shape_of));
+  const auto micro_batch_rows = config_of(arm_ids().front()).resolved_micro_batch_rows();
+  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size(), micro_batch_rows));
   return d;
 }
 

@@ -1,9 +1,11 @@
 #include "hybrid_attention/units.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "hybrid_attention/page.hpp"
+#include "hybrid_attention/probes.hpp"
 #include "hybrid_attention/run_unit.hpp"
 #include "k3lab/experiments/training/plan_estimate.hpp"
 #include "k3lab/experiments/training/proxy_experiment.hpp"
@@ -35,6 +37,35 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
   });
 }
 
+// The evaluation cadence over all runs (probes.hpp): at every evaluation the trainer's validation loss,
+// MQAR and needle retrieval at every probe length, and the loss-by-position pass over the longest
+// length; once per run the inference probe at every length and the decode drift (chunkwise, then
+// token by token).
+training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) {
+  const double R = static_cast<double>(runs);
+  const double evaluations = static_cast<double>(p.token_budget / p.eval_interval_tokens);
+  const double examples = static_cast<double>(p.long_context_examples);
+  double all_lengths = 0, longest = 0, inference = 0;
+  for (const auto length : p.long_context_lengths) {
+    all_lengths += static_cast<double>(length);
+    longest = std::max(longest, static_cast<double>(length));
+    inference += static_cast<double>(length + kProbeDecodeTokens);
+  }
+  const double drift = 2.0 * std::min(longest, 2.0 * static_cast<double>(p.sequence_length));
+  const std::vector<std::string> probe_fields = {"eval_interval_tokens", "long_context_eval.lengths",
+                                                 "long_context_eval.examples_per_length"};
+  return {
+      .parameters = static_cast<double>(p.target_parameters),
+      .training_tokens = R * static_cast<double>(p.token_budget),
+      .runs = runs,
+      .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
+                {"MQAR and needle retrieval probes", probe_fields, R * evaluations * 2.0 * examples * all_lengths},
+                {"loss by position on the longest probe length", probe_fields, R * evaluations * examples * longest},
+                {"final inference and drift probes",
+                 {"long_context_eval.lengths", "sequence_length"},
+                 R * (inference + drift)}}};
+}
+
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
   const double target = static_cast<double>(p.target_parameters);
   nlohmann::json d;
@@ -54,6 +85,12 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                               .not_counted = "attention-score, evaluation and probe FLOPs are not counted, "
                                              "so this is a lower bound on time, not a budget"},
                              units.size());
+  const auto shape_of = [&p](const std::string& arm) {
+    return training::trainer_bench_shape([&] { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
+  };
+  d["gpu_hours_by_arm"] = training::arm_costs_json(
+      training::arm_costs(arm_ids(), units, static_cast<double>(p.token_budget), target, shape_of));
+  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
   return d;
 }
 

@@ -114,7 +114,7 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
 
   train::Dataset dataset;
   try {
-    dataset = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, train::data_root_from(env.options)});
+    dataset = train::load_dataset(training::dataset_request(p, p.model.vocab_size, env.options));
   } catch (const std::exception& e) {
     return UnitOutcome::failure(kDataUnavailable, e.what(), data);
   }

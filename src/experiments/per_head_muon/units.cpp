@@ -58,6 +58,29 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
   return units;
 }
 
+// Per arm: its pilot and confirmatory runs with their mean token budget; only AdamW steps as the bench does.
+std::vector<training::ArmCost> arm_cost_rows(const Parameters& p, const std::vector<Unit>& units, double parameters) {
+  std::vector<training::ArmCost> costs;
+  for (const auto& arm : arm_ids()) {
+    std::size_t runs = 0;
+    double tokens = 0;
+    for (const auto& u : units) {
+      if (u.spec.at("arm") != arm) continue;
+      ++runs;
+      tokens += u.spec.at("token_budget").get<double>();
+    }
+    auto bench = training::trainer_bench_shape([&] {
+      return trainer_config(p, arm, p.configurations().front(), 0, p.token_budget, nlohmann::json::object(), {});
+    });
+    if (arm != "adamw") {
+      bench = {std::nullopt, "`k3lab bench train` steps AdamW; this arm steps " + arm +
+                                 (bench.shape ? std::string() : "; " + bench.reason)};
+    }
+    costs.push_back({arm, runs, runs ? tokens / static_cast<double>(runs) : 0.0, parameters, bench});
+  }
+  return costs;
+}
+
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
   std::map<std::string, std::size_t> pilot_by_arm, pilot_by_config, pilot_by_seed, confirm_by_arm, confirm_by_seed;
   std::size_t pilot = 0, confirm = 0;
@@ -96,6 +119,12 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                   {"confirmatory_token_budget", p.token_budget},
                   {"checkpoints_per_confirmatory_run", p.token_budget / p.eval_interval_tokens}};
   d["training_tokens_total"] = tokens;
+  d["gpu_hours_by_arm"] = training::arm_costs_json(arm_cost_rows(p, units, parameters));
+  // Head diversity and update norms read weights and the optimizer; the validation loss is the only pass.
+  d["evaluation_cost"] = training::evaluation_cost_json({.parameters = parameters,
+                                                         .training_tokens = tokens,
+                                                         .runs = units.size(),
+                                                         .parts = {training::validation_loss_part(p, tokens)}});
   d["estimate"] = {{"approximate_parameters", parameters},
                    {"flops_total", total.flops},
                    {"gpu_hours_total", total.gpu_hours},

@@ -56,6 +56,19 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                                              "so this is a lower bound on time",
                               .counted = "6 x active parameters x tokens"},
                              units.size());
+  const auto shape_of = [](const std::string&) {
+    return train::BenchShape{std::nullopt,
+                             "router-balance trains its MoE model (moe_model.hpp), which `k3lab bench "
+                             "train` does not build"};
+  };
+  d["gpu_hours_by_arm"] = training::arm_costs_json(
+      training::arm_costs(arm_ids(), units, tokens_per_run, p.approximate_active_parameters(), shape_of));
+  // No evaluation pass: loads, drops and losses are logged from the training forward itself.
+  d["evaluation_cost"] =
+      training::evaluation_cost_json({.parameters = p.approximate_active_parameters(),
+                                      .training_tokens = tokens_per_run * static_cast<double>(units.size()),
+                                      .runs = units.size(),
+                                      .parts = {}});
   return d;
 }
 

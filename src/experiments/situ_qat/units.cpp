@@ -23,6 +23,20 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
   });
 }
 
+// The evaluation cadence over all runs: the trainer's validation loss at every evaluation and, at every
+// histogram checkpoint, one forward over the fixed activation sample (activation_probe.hpp).
+training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) {
+  const double R = static_cast<double>(runs);
+  const double checkpoints = static_cast<double>(p.token_budget / p.histogram_interval_tokens);
+  return {.parameters = training::approximate_parameters(p.model),
+          .training_tokens = R * static_cast<double>(p.token_budget),
+          .runs = runs,
+          .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
+                    {"activation histograms",
+                     {"activation_histograms.interval_tokens", "activation_histograms.sample_tokens"},
+                     R * checkpoints * static_cast<double>(p.histogram_sample_tokens)}}};
+}
+
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {
   nlohmann::json d;
   d["runs"] = training::runs_by_arm_and_seed(units);
@@ -43,6 +57,12 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                               .not_counted = "fake-quantization, histograms and evaluation are not "
                                              "counted, so this is a lower bound on time"},
                              units.size());
+  const auto shape_of = [&p](const std::string& arm) {
+    return training::trainer_bench_shape([&] { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
+  };
+  d["gpu_hours_by_arm"] = training::arm_costs_json(training::arm_costs(
+      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), shape_of));
+  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
   return d;
 }
 

@@ -34,6 +34,7 @@ void declare_data(Fields<DataSource>& fields, const DataWording& wording) {
     data.string("dataset", wording.dataset, &DataSource::dataset);
     data.string("tokenizer", wording.tokenizer, &DataSource::tokenizer);
     data.integer("order_seed", wording.order_seed, &DataSource::data_order_seed).at_least(0);
+    data.string_or_null("manifest_sha256", wording.manifest_sha256, &DataSource::manifest_sha256);
   });
 }
 

@@ -1,7 +1,10 @@
 #include "k3lab/experiments/training/plan_estimate.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <map>
+#include <sstream>
 
 namespace k3lab::experiments::training {
 
@@ -32,6 +35,109 @@ nlohmann::json per_run_estimate(const RunCost& cost, std::size_t runs) {
 void add_run_estimate(nlohmann::json& details, const RunCost& cost, std::size_t runs) {
   details["training_tokens_total"] = static_cast<double>(runs) * cost.tokens_per_run;
   details["estimate"] = per_run_estimate(cost, runs);
+}
+
+nlohmann::json arm_costs_json(const std::vector<ArmCost>& arms) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& a : arms) {
+    const auto floor = gpu_hours(a.parameters, a.tokens_per_run);
+    nlohmann::json row = {{"arm", a.arm},
+                          {"runs", a.runs},
+                          {"tokens_per_run", a.tokens_per_run},
+                          {"floor_gpu_hours_per_run", floor.gpu_hours},
+                          {"shape", a.bench.shape ? a.bench.shape->to_json() : nlohmann::json(nullptr)}};
+    if (!a.bench.shape) row["unmeasured_reason"] = a.bench.reason;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+namespace {
+
+std::string share_percent(double share) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << 100.0 * share << "%";
+  return text.str();
+}
+
+// "long-context probes (long_context_eval.lengths, ...: 40.6%), validation loss (...: 5.3%)": the
+// parts of at least 1% of training, largest first.
+std::string evaluation_drivers(std::vector<EvaluationPart> parts, double training_flops, double parameters) {
+  const auto flops = [&](const EvaluationPart& p) { return p.flops_per_token_per_parameter * parameters * p.tokens; };
+  std::sort(parts.begin(), parts.end(), [&](const auto& a, const auto& b) { return flops(a) > flops(b); });
+  std::string text;
+  for (const auto& part : parts) {
+    if (flops(part) < 0.01 * training_flops) continue;
+    std::string fields;
+    for (const auto& f : part.fields) fields += (fields.empty() ? "" : ", ") + f;
+    text += (text.empty() ? "" : "; ") + part.what + " (" + fields + ": " +
+            share_percent(flops(part) / training_flops) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json evaluation_cost_json(const EvaluationCost& cost) {
+  const double runs = static_cast<double>(std::max<std::size_t>(1, cost.runs));
+  const double training_flops = 6.0 * cost.parameters * cost.training_tokens;
+  double tokens = 0, flops = 0;
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& part : cost.parts) {
+    const double part_flops = part.flops_per_token_per_parameter * cost.parameters * part.tokens;
+    tokens += part.tokens;
+    flops += part_flops;
+    parts.push_back({{"what", part.what},
+                     {"fields", part.fields},
+                     {"tokens_per_run", part.tokens / runs},
+                     {"flops_per_run", part_flops / runs},
+                     {"share_of_training", training_flops > 0 ? part_flops / training_flops : 0.0}});
+  }
+  const double share = training_flops > 0 ? flops / training_flops : 0.0;
+  const double hours_total = flops / (kH200Bf16Matmul.flops_per_second * kAssumedUtilisation) / 3600.0;
+  nlohmann::json j = {{"forward_tokens_per_run", tokens / runs},
+                      {"flops_per_run", flops / runs},
+                      {"gpu_hours_per_run", hours_total / runs},
+                      {"gpu_hours_total", hours_total},
+                      {"share_of_training", share},
+                      {"parts", parts},
+                      {"basis",
+                       "2 x parameters FLOPs per evaluated token (6 with a backward) against 6 x parameters "
+                       "per training token; hours at the training floor's rate; attention scores over long "
+                       "probes are not counted"}};
+  if (share > kEvaluationShareWarning) {
+    j["warning"] = "evaluation is " + share_percent(share) + " of training time (above " +
+                   share_percent(kEvaluationShareWarning) +
+                   "): " + evaluation_drivers(cost.parts, training_flops, cost.parameters);
+  }
+  return j;
+}
+
+std::vector<ArmCost> arm_costs(const std::vector<std::string>& arms, const std::vector<Unit>& units,
+                               double tokens_per_run, double parameters,
+                               const std::function<train::BenchShape(const std::string&)>& shape_of) {
+  std::vector<ArmCost> costs;
+  for (const auto& arm : arms) {
+    const auto runs = std::count_if(units.begin(), units.end(), [&](const Unit& u) { return u.spec.at("arm") == arm; });
+    costs.push_back({arm, static_cast<std::size_t>(runs), tokens_per_run, parameters, shape_of(arm)});
+  }
+  return costs;
+}
+
+train::BenchShape trainer_bench_shape(const std::function<train::TrainerConfig()>& make) {
+  try {
+    const auto config = make();
+    return train::bench_shape(config.model, config.sequence_length, config.resolved_micro_batch_rows());
+  } catch (const std::exception& e) {
+    return {std::nullopt, std::string("the arm's trainer configuration cannot be built: ") + e.what()};
+  }
+}
+
+EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens) {
+  const double evaluations = training_tokens / static_cast<double>(schedule.eval_interval_tokens);
+  return {"validation loss",
+          {"eval_interval_tokens", "validation_tokens"},
+          evaluations * static_cast<double>(schedule.validation_tokens)};
 }
 
 nlohmann::json runs_by_arm_and_seed(const std::vector<Unit>& units) {

@@ -26,6 +26,29 @@ class ProxyWindowRule final : public WindowRule {
   std::optional<WindowVerdict> data_stop_, invalid_stop_;
 };
 
+// "Data: <dataset>, licence <..>, manifest sha256 <..>" (the built-in corpus: its sha256), from the
+// first record whose unit loaded the data (every unit of a run loads the same, verified dataset).
+std::string data_line(const RunRecords& records) {
+  for (const auto& r : records.terminal_records()) {
+    const auto& data = r.value("data", nlohmann::json::object());
+    if (!data.is_object() || !data.contains("dataset") || !data.at("dataset").is_object()) continue;
+    const auto& d = data.at("dataset");
+    std::string line =
+        "Data: " + d.value("dataset", std::string("?")) + ", licence " + d.value("licence", std::string("not stated"));
+    if (d.contains("manifest_sha256")) {
+      line += ", manifest sha256 `" + d.value("manifest_sha256", "") + "`";
+    } else if (d.contains("sha256")) {
+      line += ", sha256 `" + d.value("sha256", "") + "`";
+    } else {
+      line += ", not pinned by a manifest";
+    }
+    return d.contains("source") ? line + "; source: " + d.value("source", "") : line;
+  }
+  const auto& data =
+      records.manifest.value("parameters", nlohmann::json::object()).value("data", nlohmann::json::object());
+  return "Data: " + data.value("dataset", std::string("not recorded")) + " (no unit loaded it)";
+}
+
 }  // namespace
 
 std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid) {
@@ -41,6 +64,7 @@ void add_records_table(const core::Protocol& protocol, const RunRecords& records
                        const std::optional<std::vector<Unit>>& planned, const RecordsByGroupTable& table,
                        bool intro, report::Page& page) {
   if (intro) page.add_text(protocol.id + ": terminal records by arm against the plan; the results follow.");
+  page.add_text(data_line(records));
   add_terminal_records_by_group(records, planned, table, page);
 }
 

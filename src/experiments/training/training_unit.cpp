@@ -59,7 +59,7 @@ UnitOutcome training_outcome(const train::TrainResult& result, std::string_view 
 namespace training {
 
 train::DatasetRequest dataset_request(const DataSource& data, std::int64_t vocab_size, const nlohmann::json& options) {
-  return {data.dataset, data.tokenizer, vocab_size, train::data_root_from(options)};
+  return {data.dataset, data.tokenizer, vocab_size, train::data_root_from(options), true, data.manifest_sha256};
 }
 
 train::TrainerConfig shared_trainer_config(const DataSource& data, const TokenSchedule& schedule, std::uint64_t seed,

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -46,6 +48,23 @@ class Fields {
   core::Field& array_of(std::string name, core::FieldType element, std::string doc, M Of::*member) {
     bind(name, member);
     return schema_->array_of(std::move(name), element, std::move(doc));
+  }
+  // An optional string or null (both std::nullopt): absent in parameters recorded before the field
+  // existed. The schema has no "string or null" type, so it takes any value here and the reader refuses
+  // anything else, naming the field.
+  template <class Of>
+  core::Field& string_or_null(std::string name, std::string doc, std::optional<std::string> Of::*member) {
+    static_assert(std::is_base_of_v<Of, T>, "the member must belong to T or a base of T");
+    readers_.push_back([name, member](const nlohmann::json& j, T& out) {
+      const auto value = j.value(name, nlohmann::json());
+      if (!value.is_null() && !value.is_string()) {
+        throw std::invalid_argument("parameters field \"" + name + "\" must be a string or null, got " + value.dump());
+      }
+      out.*member = value.is_null() ? std::nullopt : std::optional<std::string>(value.get<std::string>());
+    });
+    auto& field = schema_->string(std::move(name), std::move(doc) + " (a string or null)");
+    field.type = core::FieldType::Any;
+    return field.optional();
   }
   // An object kept as JSON for its consumer (the trainer, an optimizer), validated by `schema`.
   template <class Of>
@@ -169,6 +188,7 @@ struct DataSource {
   std::string dataset;
   std::string tokenizer;
   std::uint64_t data_order_seed = 0;
+  std::optional<std::string> manifest_sha256 = std::nullopt;  // the dataset folder's pinned manifest (docs/data.md)
 };
 
 struct Batching {
@@ -214,8 +234,12 @@ struct DataWording {
   std::string dataset = "training/validation corpus id the data loader resolves (pinned with the freeze)";
   std::string tokenizer = "tokenizer id, the same for every arm";
   std::string order_seed = "seeds the example order, identical for every arm and seed";
+  std::string manifest_sha256 =
+      "SHA-256 of the dataset folder's manifest.json (`k3lab data manifest`); a run "
+      "refuses a folder that differs; null or absent: not pinned yet (a run reading a folder "
+      "refuses)";
 };
-// "data": {dataset, tokenizer, order_seed}.
+// "data": {dataset, tokenizer, order_seed, manifest_sha256}.
 void declare_data(Fields<DataSource>& fields, const DataWording& wording);
 
 struct BatchingWording {

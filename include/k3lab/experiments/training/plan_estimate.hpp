@@ -1,26 +1,27 @@
 #pragma once
 // The GPU-hour estimate `k3lab plan` shows for a proxy-training experiment: 6 x parameters x tokens
 // at an assumed share of one measured hardware peak. A lower bound on time, never a budget: each
-// module's basis names what it leaves out.
+// module's basis names what it leaves out. Per arm, the plan also carries the shape `k3lab bench
+// train` measures (measured_estimate.hpp turns a matching throughput record into hours), and the
+// evaluation cadence's cost as a share of training.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training/parameters.hpp"
+#include "k3lab/train/bench.hpp"
+#include "k3lab/train/hardware_peak.hpp"
+#include "k3lab/train/trainer.hpp"
 
 namespace k3lab::experiments::training {
 
-// A measured peak the estimates may use (DESIGN.md section 8).
-struct HardwarePeak {
-  const char* device;
-  const char* operation;
-  double flops_per_second;
-};
-
-// The peak every estimate uses: bf16 8192^3 matmul measured at about 795 TFLOP/s on the H200.
-inline constexpr HardwarePeak kH200Bf16Matmul{"H200", "bf16 matmul", 795e12};
+// The peak every estimate uses (one definition, shared with `k3lab bench train`).
+using train::HardwarePeak;
+using train::kH200Bf16Matmul;
 // The share of that peak a small model's training step is assumed to reach.
 inline constexpr double kAssumedUtilisation = 0.40;
 
@@ -51,6 +52,58 @@ nlohmann::json per_run_estimate(const RunCost& cost, std::size_t runs);
 // Sets the plan details' "training_tokens_total" (runs x tokens per run) and
 // "estimate" (per_run_estimate).
 void add_run_estimate(nlohmann::json& details, const RunCost& cost, std::size_t runs);
+
+// One arm's line of the plan's GPU-hour table: its runs and tokens, the parameters of the floor, and
+// the shape `k3lab bench train` measures for it (or why the benchmark cannot build its model).
+struct ArmCost {
+  std::string arm;
+  std::size_t runs = 0;
+  double tokens_per_run = 0;
+  double parameters = 0;
+  train::BenchShape bench;
+};
+
+// details["gpu_hours_by_arm"]: [{arm, runs, tokens_per_run, floor_gpu_hours_per_run, shape (or null),
+// unmeasured_reason (when null)}]; measured_estimate.hpp adds the measured figures and the basis.
+nlohmann::json arm_costs_json(const std::vector<ArmCost>& arms);
+
+// A part of the evaluation cadence: what it is, the protocol fields that set its size, and the tokens
+// it runs over all runs (forward only: 2 x parameters FLOPs a token; with a backward: 6).
+struct EvaluationPart {
+  std::string what;
+  std::vector<std::string> fields;
+  double tokens = 0;
+  double flops_per_token_per_parameter = 2;
+};
+
+// Evaluation over all runs, set against training over all runs (the same parameters).
+struct EvaluationCost {
+  double parameters = 0;
+  double training_tokens = 0;
+  std::size_t runs = 0;
+  std::vector<EvaluationPart> parts;
+};
+
+// ArmCost for each arm: its runs counted from the units' "arm", the same tokens and parameters, and
+// shape_of(arm).
+std::vector<ArmCost> arm_costs(const std::vector<std::string>& arms, const std::vector<Unit>& units,
+                               double tokens_per_run, double parameters,
+                               const std::function<train::BenchShape(const std::string&)>& shape_of);
+
+// The bench shape of the trainer config `make` builds (its model, sequence length and resolved
+// micro-batch rows); when building it throws, no shape and the error as the reason.
+train::BenchShape trainer_bench_shape(const std::function<train::TrainerConfig()>& make);
+
+// Evaluation above this share of training time prints a warning naming the fields that drive it.
+inline constexpr double kEvaluationShareWarning = 0.10;
+
+// The trainer's validation loss at every evaluation point: validation_tokens forward per
+// eval_interval_tokens of the `training_tokens`.
+EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens);
+
+// details["evaluation_cost"]: {forward_tokens_per_run, flops_per_run, gpu_hours_per_run,
+// gpu_hours_total (at the floor's rate), share_of_training, parts, basis, warning (above the share)}.
+nlohmann::json evaluation_cost_json(const EvaluationCost& cost);
 
 // {total, by_arm, by_seed}: unit counts from the specs' arm and seed.
 nlohmann::json runs_by_arm_and_seed(const std::vector<Unit>& units);

@@ -84,6 +84,8 @@ class ProxyExperiment final : public Experiment {
     try {
       const auto data = train::load_dataset(dataset_request(p, p.model.vocab_size, options));
       if (m_.check_dataset) m_.check_dataset(p, data);
+    } catch (const core::ProtocolError&) {
+      throw;  // the folder differs from the protocol's pin (train::DataPinError): exit 3, nothing recorded
     } catch (const std::exception& e) {
       return std::string(e.what());
     }

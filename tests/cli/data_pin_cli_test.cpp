@@ -1,0 +1,162 @@
+// Pinned datasets through the binary (issue 14): `k3lab data manifest` writes the manifest and prints
+// its hash; `k3lab run` of a proxy experiment reading a dataset folder refuses (exit 3, no record
+// anywhere) a folder without a manifest, a protocol whose pin is null or different, and a folder whose
+// shards differ; a folder that matches runs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/files.hpp"
+#include "common/k3lab_process.hpp"
+#include "common/temp_dir.hpp"
+
+namespace k3lab::testing {
+namespace {
+
+// An llm.c uint16 shard written here, independently of k3lab's writer: 256 int32 header, then tokens.
+void write_byte_shard(const std::filesystem::path& path, const std::string& text) {
+  std::int32_t header[256] = {};
+  header[0] = 20240520;
+  header[1] = 1;
+  header[2] = static_cast<std::int32_t>(text.size());
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(header), sizeof header);
+  for (const unsigned char c : text) {
+    const std::uint16_t token = c;
+    out.write(reinterpret_cast<const char*>(&token), 2);
+  }
+}
+
+// <root>/jargon-toy: the built-in excerpt split 90/10 like builtin-tiny, as byte-token shards.
+std::filesystem::path jargon_toy(const std::filesystem::path& root) {
+  const auto dir = root / "jargon-toy";
+  std::filesystem::create_directories(dir);
+  const auto text = read_file(source_dir() / "fixtures/corpus/jargon-4.4.7-excerpt.txt");
+  const auto split = static_cast<std::size_t>(static_cast<double>(text.size()) * 0.9);
+  write_byte_shard(dir / "toy_train_000001.bin", text.substr(0, split));
+  write_byte_shard(dir / "toy_val_000000.bin", text.substr(split));
+  return dir;
+}
+
+std::string hash_by_sha256sum(const std::filesystem::path& path) {
+  FILE* pipe = ::popen(("/usr/bin/sha256sum '" + path.string() + "'").c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  char buffer[65] = {};
+  const auto got = std::fread(buffer, 1, 64, pipe);
+  ::pclose(pipe);
+  return std::string(buffer, got);
+}
+
+std::vector<std::filesystem::path> ledgers_under(const std::filesystem::path& root) {
+  std::vector<std::filesystem::path> found;
+  if (!std::filesystem::exists(root)) return found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (entry.path().filename() == "ledger.jsonl") found.push_back(entry.path());
+  }
+  return found;
+}
+
+ProcessOptions with_repository_protocols() {
+  ProcessOptions options;
+  options.env["K3LAB_PROTOCOL_DIR"] = (source_dir() / "experiments").string();
+  return options;
+}
+
+// `k3lab run situ-qat --profile smoke` on the toy folder with the pin `pin` (a JSON value for --set).
+ProcessResult run_pinned(const TempDir& dir, const std::string& pin, const std::filesystem::path& runs) {
+  const std::vector<std::string> args = {"run",
+                                         "situ-qat",
+                                         "--profile",
+                                         "smoke",
+                                         "--unfrozen",
+                                         "--device",
+                                         "cpu",
+                                         "--threads",
+                                         "1",
+                                         "--set",
+                                         "data.dataset=\"jargon-toy\"",
+                                         "--set",
+                                         "data.manifest_sha256=" + pin,
+                                         "--data-dir",
+                                         dir.path().string(),
+                                         "--out",
+                                         runs.string()};
+  return run_k3lab(args, with_repository_protocols());
+}
+
+TEST(DataManifestCli, WritesTheManifestAndPrintsItsHash) {
+  TempDir dir("k3lab-data-cli");
+  const auto folder = jargon_toy(dir.path());
+  const auto missing = run_k3lab({"data", "manifest", folder.string(), "--licence", "public domain"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output();
+  EXPECT_NE(missing.err.find("--source"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(folder / "manifest.json"));
+
+  const auto written = run_k3lab({"data", "manifest", folder.string(), "--tokenizer", "bytes", "--source",
+                                  "fixtures/corpus excerpt", "--licence", "public domain"});
+  ASSERT_EQ(written.exit_code, 0) << written.output();
+  const auto hash = hash_by_sha256sum(folder / "manifest.json");
+  EXPECT_NE(written.out.find("manifest sha256 " + hash), std::string::npos) << written.out;
+  const auto manifest = nlohmann::json::parse(read_file(folder / "manifest.json"));
+  EXPECT_EQ(manifest.at("shards").at(0).at("sha256"), hash_by_sha256sum(folder / "toy_train_000001.bin"));
+
+  const auto help = run_k3lab({"data", "--help"});
+  EXPECT_NE(help.out.find("Examples:"), std::string::npos) << help.out;
+}
+
+TEST(DataPinCli, RunRefusesAnUnpinnedOrDifferentFolderAndRecordsNothing) {
+  TempDir dir("k3lab-data-cli");
+  const auto folder = jargon_toy(dir.path());
+  const auto runs = dir.path() / "runs";
+  const auto no_manifest = run_pinned(dir, "\"" + std::string(64, 'a') + "\"", runs);
+  EXPECT_EQ(no_manifest.exit_code, 3) << no_manifest.output();
+  EXPECT_NE(no_manifest.err.find("manifest.json"), std::string::npos) << no_manifest.err;
+
+  const auto written = run_k3lab({"data", "manifest", folder.string(), "--tokenizer", "bytes", "--source",
+                                  "fixtures/corpus excerpt", "--licence", "public domain"});
+  ASSERT_EQ(written.exit_code, 0) << written.output();
+  const auto hash = hash_by_sha256sum(folder / "manifest.json");
+  const auto null_pin = run_pinned(dir, "null", runs);
+  EXPECT_EQ(null_pin.exit_code, 3) << null_pin.output();
+  EXPECT_NE(null_pin.err.find("k3lab freeze"), std::string::npos) << null_pin.err;
+  const auto different = run_pinned(dir, "\"" + std::string(64, 'b') + "\"", runs);
+  EXPECT_EQ(different.exit_code, 3) << different.output();
+
+  std::ofstream(folder / "toy_val_000000.bin", std::ios::app | std::ios::binary).write("\0\0", 2);
+  const auto resized = run_pinned(dir, "\"" + hash + "\"", runs);
+  EXPECT_EQ(resized.exit_code, 3) << resized.output();
+  EXPECT_NE(resized.err.find("toy_val_000000.bin"), std::string::npos) << resized.err;
+  EXPECT_TRUE(ledgers_under(runs).empty()) << "a refused run wrote " << ledgers_under(runs).front();
+}
+
+TEST(DataPinCli, AMatchingFolderRunsAndItsRecordsNameTheLicenceAndHash) {
+  TempDir dir("k3lab-data-cli");
+  const auto folder = jargon_toy(dir.path());
+  const auto written = run_k3lab({"data", "manifest", folder.string(), "--tokenizer", "bytes", "--source",
+                                  "fixtures/corpus excerpt", "--licence", "public domain"});
+  ASSERT_EQ(written.exit_code, 0) << written.output();
+  const auto hash = hash_by_sha256sum(folder / "manifest.json");
+  const auto runs = dir.path() / "runs";
+  const auto ran = run_pinned(dir, "\"" + hash + "\"", runs);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output();
+  const auto ledgers = ledgers_under(runs);
+  ASSERT_EQ(ledgers.size(), 1u);
+  std::ifstream in(ledgers.front());
+  int results = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.value("kind", "") != "result") continue;
+    ++results;
+    const auto& dataset = record.at("data").at("dataset");
+    EXPECT_EQ(dataset.value("manifest_sha256", ""), hash);
+    EXPECT_EQ(dataset.value("licence", ""), "public domain");
+  }
+  EXPECT_GT(results, 0);
+}
+
+}  // namespace
+}  // namespace k3lab::testing

@@ -1,0 +1,73 @@
+// The evaluation cost each proxy plan prints, against hand computations from the protocol files: what
+// is evaluated per run, its share of training (2 FLOPs per parameter and evaluated token against 6
+// per training token), its hours at the floor's rate, and the warning above 10%.
+#include <gtest/gtest.h>
+
+#include "plan_test_support.hpp"
+
+namespace k3lab::experiments::plan_test {
+namespace {
+
+nlohmann::json evaluation_of(const std::string& id, const std::string& profile = "full") {
+  const auto& c = case_for(id);
+  const auto protocol = load(c);
+  const auto experiment = c.make();
+  const auto parameters = protocol.parameters_for(profile);
+  const auto units = experiment->enumerate(protocol, parameters);
+  return experiment->plan_details(protocol, parameters, units).at("evaluation_cost");
+}
+
+double part_tokens(const nlohmann::json& cost, const std::string& what_prefix) {
+  for (const auto& part : cost.at("parts")) {
+    if (part.at("what").get<std::string>().rfind(what_prefix, 0) == 0) return part.at("tokens_per_run").get<double>();
+  }
+  ADD_FAILURE() << "no evaluation part " << what_prefix << " in " << cost.dump();
+  return 0;
+}
+
+TEST(EvaluationCost, HybridAttentionFullProfileByHand) {
+  const auto cost = evaluation_of("hybrid-attention");
+  // experiments/hybrid-attention.json: 1B tokens, evaluated every 25M (40 evaluations), 4M validation
+  // tokens, probe lengths 8k/16k/32k/64k with 100 examples each, T 8,000, 120M parameters.
+  const double evaluations = 1e9 / 25e6;
+  const double validation = evaluations * 4e6;                                      // 1.6e8
+  const double retrieval = evaluations * 2 * 100 * (8000 + 16000 + 32000 + 64000);  // MQAR + needle: 9.6e8
+  const double by_position = evaluations * 100 * 64000;                             // 2.56e8
+  const double final_probes = (8032 + 16032 + 32032 + 64032) + 2 * 16000;           // + drift over 2 x T
+  EXPECT_DOUBLE_EQ(part_tokens(cost, "validation loss"), validation);
+  EXPECT_DOUBLE_EQ(part_tokens(cost, "MQAR and needle"), retrieval);
+  EXPECT_DOUBLE_EQ(part_tokens(cost, "loss by position"), by_position);
+  EXPECT_DOUBLE_EQ(part_tokens(cost, "final inference"), final_probes);
+  const double tokens = validation + retrieval + by_position + final_probes;  // 1,376,152,128
+  EXPECT_DOUBLE_EQ(cost.at("forward_tokens_per_run").get<double>(), tokens);
+  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 1e9), 1e-12);  // 45.87%
+  const double hours = 2 * 120e6 * tokens / (0.4 * 795e12) / 3600;
+  EXPECT_NEAR(cost.at("gpu_hours_per_run").get<double>(), hours, 1e-9);
+  EXPECT_NEAR(cost.at("gpu_hours_total").get<double>(), 9 * hours, 1e-8);
+  ASSERT_TRUE(cost.contains("warning"));
+  const auto warning = cost.at("warning").get<std::string>();
+  EXPECT_EQ(
+      warning.rfind("evaluation is 45.9% of training time (above 10.0%): MQAR and needle retrieval probes "
+                    "(eval_interval_tokens, long_context_eval.lengths, long_context_eval.examples_per_length: 32.0%)",
+                    0),
+      0u)
+      << warning;
+}
+
+TEST(EvaluationCost, SituQatStaysUnderTheWarningShare) {
+  const auto cost = evaluation_of("situ-qat");
+  // 500M tokens, validation every 25M (20 x 4M) and histograms every 50M (10 x 64,000 tokens).
+  const double tokens = 20 * 4e6 + 10 * 64000.0;
+  EXPECT_DOUBLE_EQ(cost.at("forward_tokens_per_run").get<double>(), tokens);
+  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 5e8), 1e-12);  // 5.4%
+  EXPECT_FALSE(cost.contains("warning")) << cost.dump();
+}
+
+TEST(EvaluationCost, RouterBalanceHasNoEvaluationPass) {
+  const auto cost = evaluation_of("router-balance");
+  EXPECT_EQ(cost.at("forward_tokens_per_run").get<double>(), 0.0);
+  EXPECT_EQ(cost.at("share_of_training").get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace k3lab::experiments::plan_test
