@@ -4,6 +4,7 @@
 
 #include "hybrid_attention/units.hpp"
 #include "k3lab/models/param_count.hpp"
+#include "k3lab/train/bench.hpp"
 
 namespace k3lab::experiments::hybrid_attention {
 
@@ -17,27 +18,20 @@ std::string arm_schedule_string(const std::string& arm, int n_layers) {
   return schedule;
 }
 
+// The same builder as `k3lab bench train` (train::bench_model_config), so that a throughput record's
+// shape is this model; only the feed-forward width is chosen here, to meet the parameter target.
 models::ModelConfig arm_model_config(const Parameters& p, const std::string& arm) {
   const auto& m = p.model;
-  models::ModelConfig c;
-  c.vocab_size = m.vocab_size;
-  c.hidden_size = m.d_model;
-  c.schedule = arm_schedule_string(arm, m.n_layers);
-  c.kda.num_heads = m.n_heads;
-  c.kda.head_dim = m.head_dim;
-  c.kda.gate_lower_bound = -5.0;
-  c.kda.full_rank_output_gate = true;
-  c.kda.chunk_size = m.kda_chunk_size;
-  c.mla.num_heads = m.n_heads;
-  c.mla.q_lora_rank = 0;
-  c.mla.kv_lora_rank = m.mla_kv_latent_dim;
-  c.mla.qk_nope_head_dim = m.head_dim;
-  c.mla.qk_rope_head_dim = std::max<std::int64_t>(1, m.head_dim / 2);
-  c.mla.v_head_dim = m.head_dim;
-  c.mla.output_gate = true;
-  c.ffn.kind = models::FfnKind::SwiGlu;
-  c.tie_embeddings = true;
-  return models::match_parameters(c, p.target_parameters, p.parameter_tolerance, m.ffn_multiple);
+  train::ThroughputShape shape;
+  shape.schedule = arm_schedule_string(arm, m.n_layers);
+  shape.d_model = m.d_model;
+  shape.n_heads = m.n_heads;
+  shape.head_dim = m.head_dim;
+  shape.mla_kv_latent_dim = m.mla_kv_latent_dim;
+  shape.kda_chunk_size = m.kda_chunk_size;
+  shape.vocab_size = m.vocab_size;
+  return models::match_parameters(train::bench_model_config(shape), p.target_parameters, p.parameter_tolerance,
+                                  m.ffn_multiple);
 }
 
 }  // namespace k3lab::experiments::hybrid_attention
