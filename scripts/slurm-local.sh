@@ -10,6 +10,8 @@
 #
 #   K3LAB_SLURM_DIR   state, spool, logs and slurm.conf (default /var/tmp/k3lab-slurm)
 #   K3LAB_SLURM_PORT  slurmctld port; slurmd uses the next one (default 6817)
+#   K3LAB_SLURMD_TIMEOUT  seconds without an answer from slurmd before slurmctld sets the node DOWN
+#                     and its running jobs NODE_FAIL (default 60; the NODE_FAIL test uses less)
 #
 # The cluster has no accounting database (no slurmdbd), so `sacct` is unavailable there; k3lab then
 # reads task states from slurmctld (`scontrol show job`), which keeps finished jobs for MinJobAge
@@ -19,6 +21,7 @@ set -euo pipefail
 
 dir="${K3LAB_SLURM_DIR:-/var/tmp/k3lab-slurm}"
 port="${K3LAB_SLURM_PORT:-6817}"
+slurmd_timeout="${K3LAB_SLURMD_TIMEOUT:-60}"
 conf="$dir/slurm.conf"
 export SLURM_CONF="$conf"
 
@@ -81,7 +84,7 @@ MinJobAge=86400
 KillWait=5
 InactiveLimit=0
 SlurmctldTimeout=30
-SlurmdTimeout=60
+SlurmdTimeout=$slurmd_timeout
 MaxArraySize=1001
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP

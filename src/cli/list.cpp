@@ -7,8 +7,9 @@
 namespace k3lab::cli {
 
 const char* const kExitCodeHelp =
-    "Exit codes: 0 ok; 1 runtime error; 2 bad command line; 3 protocol invalid, unfrozen or changed;\n"
-    "4 a window rule stopped the run; 130 interrupted (run again to resume).";
+    "Exit codes: 0 ok; 1 runtime error; 2 bad command line (or a checkpoint of another world size);\n"
+    "3 protocol invalid, unfrozen or changed; 4 a window rule stopped the run;\n"
+    "130 interrupted (run again to resume).";
 
 void register_list(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("list", "The eight experiments: evidence class, runner status, freeze status");

@@ -285,10 +285,18 @@ void check_submit_request(const experiments::RunRequest& request, const SlurmSub
 
 // Creates or reopens the run dir with its plan recorded (a plan-only run). False when there is nothing
 // to submit; `result` then says why.
-bool plan_for_submission(const experiments::RunRequest& request, SubmitResult& result) {
+bool plan_for_submission(const experiments::RunRequest& request, std::size_t ranks, SubmitResult& result) {
   experiments::RunRequest plan_request = request;
   plan_request.plan_only = true;
   plan_request.only_units.clear();
+  if (ranks > 1) {
+    const std::string device = request.options.value("device", std::string("auto"));
+    plan_request.planned_data_parallel = {
+        {"world_size", ranks},
+        {"launcher", "srun"},
+        {"backend", device == "cpu" ? "gloo" : device == "cuda" ? "nccl" : "gloo on CPU, nccl on CUDA"},
+        {"device", device}};
+  }
   const auto planned_summary = experiments::run_experiment(plan_request);
   result.exit_code = planned_summary.exit_code;
   result.planned = planned_summary.planned;
@@ -523,7 +531,7 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   const auto user_options = parse_slurm_options(options.slurm_options);
 
   SubmitResult result;
-  if (!plan_for_submission(request, result)) return result;
+  if (!plan_for_submission(request, ranks_per_task(user_options), result)) return result;
   check_slurm_path(result.run_dir, "run dir");
 
   RunDirLock lock(result.run_dir);

@@ -146,7 +146,9 @@ const std::vector<ExitCodeRule>& exit_code_table() {
       {experiments::kExitOk, false, "ok"},
       {experiments::kExitError, false,
        "a runtime error or a fault of the machine (disk full, a lost rank or lease): pending, runs again"},
-      {experiments::kExitUsage, true, "a bad command line: fix the submission"},
+      {experiments::kExitUsage, true,
+       "a bad command line, or a checkpoint it must not resume (another world size or configuration): fix the "
+       "submission"},
       {experiments::kExitProtocol, true, "the protocol is invalid, not frozen, or differs from the run's"},
       {experiments::kExitWindowStopped, true, "the protocol's window rule stopped the run"},
       {experiments::kExitInterrupted, false, "stopped by SIGINT/SIGTERM: pending, resumes"},

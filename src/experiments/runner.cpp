@@ -15,9 +15,10 @@ namespace {
 
 extern "C" void on_stop_signal(int) { stop_flag().store(true); }
 
-// The manifest's data_parallel entry (null for one process).
-nlohmann::json data_parallel_layout(const core::PeerGroup* group, const core::LaunchEnvironment& launch) {
-  if (!group) return nullptr;
+// The manifest's data_parallel entry (null for one process; a submission says what its tasks will run).
+nlohmann::json data_parallel_layout(const core::PeerGroup* group, const core::LaunchEnvironment& launch,
+                                    const RunRequest& request) {
+  if (!group) return request.planned_data_parallel;
   return {{"world_size", group->world_size()}, {"launcher", launch.launcher}, {"backend", group->backend()},
           {"device", group->device_name()}};
 }
@@ -105,7 +106,7 @@ RunSummary run_experiment(const RunRequest& request) {
   if (group && !group->is_root()) return stages::run_as_peer(*experiment, design, request, *group);
   stages::PeerPlan peer_plan(group.get());
 
-  auto chosen = stages::choose_run_dir(design, request, data_parallel_layout(group.get(), launch));
+  auto chosen = stages::choose_run_dir(design, request, data_parallel_layout(group.get(), launch, request));
   if (auto* ended = std::get_if<RunSummary>(&chosen)) return *ended;
   return run_in_dir(*experiment, design, request, group.get(), peer_plan,
                     std::move(std::get<stages::ChosenRunDir>(chosen)));

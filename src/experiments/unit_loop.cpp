@@ -6,6 +6,7 @@
 #include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/hardware_fingerprint.hpp"
 #include "k3lab/core/progress.hpp"
+#include "k3lab/core/resume_refused.hpp"
 #include "k3lab/experiments/fault_class.hpp"
 #include "runner_stages.hpp"
 
@@ -50,6 +51,11 @@ std::optional<UnitOutcome> attempt_unit(const UnitLoop& loop, const Unit& unit, 
     summary.exit_code = kExitError;
     summary.message = "a data-parallel rank failed in unit " + unit.id + " (" + e.what() +
                       "); it stays open: run the same command again to resume it";
+    return std::nullopt;
+  } catch (const core::ResumeRefused& e) {
+    release_peers();
+    summary.exit_code = kExitUsage;
+    summary.message = "unit " + unit.id + " was not resumed and nothing was recorded for it: " + e.what();
     return std::nullopt;
   } catch (const std::exception& e) {
     if (loop.claims.lost(unit.id)) {

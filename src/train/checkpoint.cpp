@@ -14,6 +14,7 @@
 #include <torch/serialize.h>
 
 #include "k3lab/core/atomic_file.hpp"
+#include "k3lab/core/resume_refused.hpp"
 
 namespace k3lab::train {
 namespace {
@@ -140,7 +141,7 @@ void read_checkpoint(const fs::path& folder, const torch::Device& device, const 
 
 // The folders to try, newest first: latest.json's, the one before it, then any other complete folder.
 // Throws when latest.json names another configuration.
-std::vector<std::string> resume_candidates(const fs::path& dir, const std::string& config_sha256,
+std::vector<std::string> resume_candidates(const fs::path& dir, const std::string& config_sha256, int world_size,
                                            std::vector<nlohmann::json>& notes) {
   std::vector<std::string> order;
   const auto latest_path = dir / "latest.json";
@@ -155,9 +156,18 @@ std::vector<std::string> resume_candidates(const fs::path& dir, const std::strin
     }
   }
   if (latest) {
+    const int recorded_world = latest->value("world_size", 1);
+    if (recorded_world != world_size) {
+      throw core::ResumeRefused(
+          "checkpoint " + dir.string() + " was written by " + std::to_string(recorded_world) +
+          " data-parallel rank(s) and this command has " + std::to_string(world_size) +
+          ": a unit resumes only with the world size that started it. Run it again with " +
+          std::to_string(recorded_world) + " rank(s) (WORLD_SIZE, or --slurm-opt ntasks=" +
+          std::to_string(recorded_world) + "), or move the folder away to restart this unit from step 0");
+    }
     const std::string recorded = latest->value("config_sha256", "");
     if (recorded != config_sha256) {
-      throw std::runtime_error("checkpoint " + dir.string() + " belongs to another training configuration (sha256 " +
+      throw core::ResumeRefused("checkpoint " + dir.string() + " belongs to another training configuration (sha256 " +
                                recorded + ", now " + config_sha256 +
                                "); it cannot be resumed. Move the folder away to restart this unit from scratch");
     }
@@ -183,7 +193,8 @@ nlohmann::json TrainerState::to_json() const {
           {"loss_spikes", loss_spikes},
           {"step_extras", step_extras},
           {"peak_training_bytes", peak_training_bytes ? nlohmann::json(*peak_training_bytes) : nlohmann::json(nullptr)},
-          {"config_sha256", config_sha256}};
+          {"config_sha256", config_sha256},
+          {"world_size", world_size}};
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& j) {
@@ -199,6 +210,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   s.step_extras = j.value("step_extras", nlohmann::json::array());  // absent in checkpoints that predate it
   if (!j.at("peak_training_bytes").is_null()) s.peak_training_bytes = j.at("peak_training_bytes").get<std::int64_t>();
   s.config_sha256 = j.at("config_sha256").get<std::string>();
+  s.world_size = j.value("world_size", 1);
   return s;
 }
 
@@ -222,7 +234,7 @@ void save_checkpoint(const fs::path& dir, torch::nn::Module& model, torch::optim
   nlohmann::json previous = nullptr;
   if (!existing.empty()) previous = existing.front();
   const nlohmann::json latest = {{"step", state.step}, {"folder", name}, {"previous", previous},
-                                 {"config_sha256", state.config_sha256}};
+                                 {"config_sha256", state.config_sha256}, {"world_size", state.world_size}};
   core::write_file_atomically(dir / "latest.json", latest.dump());
   std::vector<std::string> keep = {name};
   if (!existing.empty()) keep.push_back(existing.front());
@@ -230,16 +242,17 @@ void save_checkpoint(const fs::path& dir, torch::nn::Module& model, torch::optim
 }
 
 CheckpointLoad load_checkpoint(const fs::path& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                               const std::string& config_sha256, TrainingTask* task) {
+                               const std::string& config_sha256, int world_size, TrainingTask* task) {
   CheckpointLoad load;
   // Tensors are restored onto the device the model lives on (the optimizer state follows it).
   const auto parameters = model.parameters();
   const torch::Device device = parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
-  for (const auto& name : resume_candidates(dir, config_sha256, load.notes)) {
+  for (const auto& name : resume_candidates(dir, config_sha256, world_size, load.notes)) {
     ReadCheckpoint read;
     try {
       read_checkpoint(dir / name, device, task, read);
       if (read.state.config_sha256 != config_sha256) throw std::runtime_error("it belongs to another configuration");
+      if (read.state.world_size != world_size) throw std::runtime_error("it belongs to another world size");
     } catch (const std::exception& e) {
       load.notes.push_back({{"checkpoint", name}, {"error", e.what()}});
       continue;

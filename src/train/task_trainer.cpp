@@ -124,8 +124,10 @@ void TrainingRun::place_model() {
 
 void TrainingRun::resume() {
   state_.config_sha256 = configuration_sha256(config_, task_);
+  state_.world_size = world_;
   if (!config_.checkpoint_dir.empty()) {
-    auto loaded = load_checkpoint(config_.checkpoint_dir, task_.model(), *optimizer_, state_.config_sha256, &task_);
+    auto loaded =
+        load_checkpoint(config_.checkpoint_dir, task_.model(), *optimizer_, state_.config_sha256, world_, &task_);
     result_.checkpoint_notes = loaded.notes;
     if (hooks_.on_checkpoint_note && rank_ == 0) {
       for (const auto& note : loaded.notes) hooks_.on_checkpoint_note(note);

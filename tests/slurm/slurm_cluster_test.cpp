@@ -18,143 +18,18 @@
 #include <thread>
 
 #include "common/files.hpp"
-#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/run_dir.hpp"
-#include "k3lab/exec/command.hpp"
 #include "k3lab/exec/slurm_jobs.hpp"
-#include "k3lab/exec/slurm_state.hpp"
-#include "k3lab/experiments/experiment.hpp"
-#include "k3lab/experiments/runner.hpp"
+#include "local_cluster.hpp"
 
 using namespace k3lab;
+using namespace k3lab::slurm_testing;
 using namespace std::chrono_literals;
 
-namespace {
-
-const std::filesystem::path kScript = std::filesystem::path(K3LAB_SOURCE_DIR) / "scripts" / "slurm-local.sh";
-
-bool on_path(const std::string& tool) {
-  return exec::run_command({"sh", "-c", "command -v " + tool}).exit_code == 0;
-}
-
-// Starts the local cluster unless it already runs; stops it at the end in every case unless it was
-// already running before (someone else's).
-class LocalSlurm {
- public:
-  LocalSlurm() {
-    const char* dir = std::getenv("K3LAB_SLURM_DIR");
-    conf_ = std::filesystem::path(dir ? dir : "/var/tmp/k3lab-slurm") / "slurm.conf";
-    const auto before = exec::run_command({kScript.string(), "status"});
-    was_running_ = before.out.find("slurmctld: running") != std::string::npos &&
-                   before.out.find("slurmd: running") != std::string::npos;
-    const auto started = exec::run_command({kScript.string(), "start"});
-    ok_ = started.exit_code == 0;
-    log_ = started.out + started.err;
-  }
-  ~LocalSlurm() {
-    if (!was_running_) exec::run_command({kScript.string(), "stop"});
-  }
-  LocalSlurm(const LocalSlurm&) = delete;
-  LocalSlurm& operator=(const LocalSlurm&) = delete;
-  bool ok() const { return ok_; }
-  const std::string& log() const { return log_; }
-  const std::filesystem::path& conf() const { return conf_; }
-
- private:
-  std::filesystem::path conf_;
-  bool was_running_ = false;
-  bool ok_ = false;
-  std::string log_;
-};
-
-struct Workdir {
-  k3lab::testing::TempDir dir;
-  std::map<std::string, std::string> env;
-
-  exec::CommandResult k3lab(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {"env", "-C", dir.path().string()};
-    for (const auto& [k, v] : env) argv.push_back(k + "=" + v);
-    argv.push_back(K3LAB_BINARY);
-    argv.insert(argv.end(), args.begin(), args.end());
-    return exec::run_command(argv);
-  }
-  exec::CommandResult slurm(std::vector<std::string> argv) const {
-    argv.insert(argv.begin(), {"env", "SLURM_CONF=" + env.at("SLURM_CONF")});
-    return exec::run_command(argv);
-  }
-  exec::TaskStates states(const std::string& job) const {
-    exec::TaskStates s;
-    const auto r = slurm({"scontrol", "-o", "show", "job", job});
-    if (r.exit_code == 0) {
-      for (const auto& t : exec::parse_scontrol(r.out)) s.tasks[{t.job_id, *t.task}] = t;
-    }
-    return s;
-  }
-  // Waits until no task of `job` is queued or running.
-  bool wait_until_ended(const std::string& job, std::chrono::seconds limit) const {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      const auto s = states(job);
-      bool active = s.tasks.empty();
-      for (const auto& [key, t] : s.tasks) active = active || exec::classify(t) == exec::TaskEnd::Active;
-      if (!active) return true;
-      std::this_thread::sleep_for(200ms);
-    }
-    return false;
-  }
-};
-
-std::string job_id_of(const std::string& output) {
-  const auto at = output.rfind("\njob ");
-  if (at == std::string::npos) return "";
-  const auto start = at + 5;
-  return output.substr(start, output.find('\n', start) - start);
-}
-
-std::vector<nlohmann::json> terminal(const std::filesystem::path& run_dir) {
-  experiments::RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
-  std::vector<nlohmann::json> out;
-  for (const auto& r : records.terminal_records()) out.push_back(core::deterministic_part(r));
-  return out;
-}
-
-std::size_t terminal_count(const std::filesystem::path& shard) {
-  std::ifstream in(shard);
-  std::string line;
-  std::size_t n = 0;
-  while (std::getline(in, line)) {
-    try {
-      n += core::is_terminal_kind(nlohmann::json::parse(line).value("kind", ""));
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  return n;
-}
-
-// The pid of the k3lab process writing `worker`'s shard (read from /proc; 0 when none).
-pid_t k3lab_process_of(const std::string& worker) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.find(std::string("--worker") + '\0' + worker + '\0') != std::string::npos) return std::stoi(name);
-  }
-  return 0;
-}
-
-}  // namespace
-
 TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
-  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"}) {
-    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
-  }
+  if (const auto why = cannot_start_cluster()) GTEST_SKIP() << *why;
   Workdir w;
-  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
-                        std::filesystem::copy_options::recursive);
-  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
 
   const auto reference = w.k3lab({"run", "memory-pool", "--profile", "smoke", "--unfrozen", "--out", "runs-one"});
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
@@ -244,15 +119,9 @@ TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
 // A data-parallel array task: `--slurm-opt ntasks=2` makes the task srun two ranks of one
 // hybrid-attention smoke unit; rank 0 alone records it, and its losses equal a one-process run's.
 TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
-  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "sinfo"}) {
-    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
-  }
+  if (const auto why = cannot_start_cluster(true)) GTEST_SKIP() << *why;
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
   Workdir w;
-  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
-                        std::filesystem::copy_options::recursive);
-  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
   const std::string unit = "arm=all-kda/seed=3101";
   const auto reference = w.k3lab({"run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--unit", unit,
                                   "--threads", "1", "--out", "runs-one"});
@@ -284,6 +153,11 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
   }
   ASSERT_TRUE(attempt.has_value()) << task_log;
   EXPECT_EQ(attempt->value("world_size", 0), 2) << attempt->dump();
+  // The submission's manifest says how its tasks train, as a local data-parallel run's does.
+  const auto manifest = core::read_manifest(run_dir);
+  ASSERT_TRUE(manifest.contains("data_parallel")) << manifest.dump();
+  EXPECT_EQ(manifest["data_parallel"]["world_size"], 2);
+  EXPECT_EQ(manifest["data_parallel"]["launcher"], "srun");
   const auto records = terminal(run_dir);
   ASSERT_EQ(records.size(), 1u) << task_log;
   EXPECT_EQ(records[0]["kind"], "result");
@@ -304,14 +178,8 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
 // send its units again even once Slurm has forgotten nothing, and --resubmit-errors, after the fix,
 // finishes the run.
 TEST(SlurmCluster, AProtocolErrorIsNotResubmittedUntilAPersonSaysSo) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
-  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo"}) {
-    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
-  }
+  if (const auto why = cannot_start_cluster()) GTEST_SKIP() << *why;
   Workdir w;
-  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
-                        std::filesystem::copy_options::recursive);
-  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
   LocalSlurm slurm;
   ASSERT_TRUE(slurm.ok()) << slurm.log();
   w.env["SLURM_CONF"] = slurm.conf().string();
@@ -362,43 +230,13 @@ TEST(SlurmCluster, AProtocolErrorIsNotResubmittedUntilAPersonSaysSo) {
   EXPECT_TRUE(s["needs_person"].empty());
 }
 
-namespace {
-
-// The k3lab process of `worker` whose SLURM_PROCID is `rank` (0 when none): srun's own command line
-// names the worker too, so the executable and the environment decide.
-pid_t k3lab_rank_process(const std::string& worker, int rank) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code ec;
-    if (std::filesystem::read_symlink(entry.path() / "exe", ec).filename() != "k3lab") continue;
-    std::ifstream cmd(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (cmdline.find(std::string("--worker") + '\0' + worker + '\0') == std::string::npos) continue;
-    std::ifstream env(entry.path() / "environ", std::ios::binary);
-    const std::string environ((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-    if (environ.find(std::string("\0SLURM_PROCID=", 14) + std::to_string(rank) + '\0') != std::string::npos) {
-      return std::stoi(name);
-    }
-  }
-  return 0;
-}
-
-}  // namespace
-
 // A hung data-parallel rank (SIGSTOP) ends its task within the distributed timeout plus srun's --wait:
 // rank 0 notes the rank failure and exits 1, --kill-on-bad-exit=1 ends the step, the unit stays pending
 // (no failure record), and the same submission again finishes it.
 TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to start munged, slurmctld and slurmd (scripts/slurm-local.sh)";
-  for (const std::string tool : {"munged", "munge", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "sinfo"}) {
-    if (!on_path(tool)) GTEST_SKIP() << tool << " is not installed: install Debian's slurm-wlm and munge (scripts/setup.sh)";
-  }
+  if (const auto why = cannot_start_cluster(true)) GTEST_SKIP() << *why;
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
   Workdir w;
-  std::filesystem::copy(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments", w.dir.path() / "experiments",
-                        std::filesystem::copy_options::recursive);
-  w.env["K3LAB_PROTOCOL_DIR"] = (w.dir.path() / "experiments").string();
   constexpr int kDistTimeout = 20;
   w.env["K3LAB_DIST_TIMEOUT"] = std::to_string(kDistTimeout);
   LocalSlurm slurm;

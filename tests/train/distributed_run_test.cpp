@@ -1,7 +1,8 @@
 // `k3lab run hybrid-attention` as two data-parallel ranks (the torchrun-style environment, Gloo on
 // loopback): rank 0 alone writes the manifest, the ledger and the checkpoints, and the unit's result
 // matches the one-process run of the same unit; a killed rank is noted (by rank 0, or by the survivor
-// in its own shard when rank 0 is the one killed), its unit stays open and the same command resumes it.
+// in its own shard when rank 0 is the one killed), its unit stays open, one process may not resume it
+// (another world size), and the same command resumes it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -149,6 +150,15 @@ TEST(DataParallelRun, AKilledRankIsNotedAndTheSameCommandResumesTheUnit) {
   EXPECT_EQ(rank_failures[0].at("unit"), kUnit);
   EXPECT_EQ(rank_failures[0].at("rank"), 0);
   EXPECT_NE(rank_failures[0].at("detail").get<std::string>().find("rank 1 died"), std::string::npos);
+
+  // One process may not continue the two ranks' checkpoint: exit 2, nothing recorded, the fix named.
+  const pid_t single = testing::start_process(K3LAB_BINARY, args, base_environment(), dir.path / "single.log");
+  EXPECT_EQ(testing::wait_all({single}, kDeadline)[0].code, 2) << read_file(dir.path / "single.log");
+  EXPECT_NE(read_file(dir.path / "single.log").find("written by 2 data-parallel rank(s) and this command has 1"),
+            std::string::npos)
+      << read_file(dir.path / "single.log");
+  EXPECT_TRUE(records(run_dir, "result").empty());
+  EXPECT_TRUE(records(run_dir, "failure").empty());
 
   const auto resumed = run_ranks(dir.path, args, "resumed");
   ASSERT_EQ(resumed[0].code, 0) << read_file(dir.path / "resumed-rank-0.log");

@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 
 #include "distributed_support.hpp"
+#include "k3lab/core/resume_refused.hpp"
 #include "k3lab/train/distributed.hpp"
 #include "rank_processes.hpp"
 #include "test_support.hpp"
@@ -137,6 +138,17 @@ TEST(DataParallel, AKilledRankEndsTheSurvivorAsRankFailureAndTheCheckpointResume
   const auto detail = survivor.at("detail").get<std::string>();
   EXPECT_NE(detail.find("rank 1 died"), std::string::npos) << detail;
   EXPECT_NE(detail.find("checkpoint at step 2 resumes it"), std::string::npos) << detail;
+
+  // One process may not continue what two ranks checkpointed: refused, naming the world size to use.
+  auto single = testing::data_parallel_config();
+  single.checkpoint_dir = checkpoints;
+  try {
+    train(single, testing::data_parallel_corpus());
+    ADD_FAILURE() << "a one-process resume of a two-rank checkpoint was not refused";
+  } catch (const core::ResumeRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("written by 2 data-parallel rank(s) and this command has 1"), std::string::npos)
+        << e.what();
+  }
 
   // Both ranks resume from rank 0's checkpoint and end bitwise where the uninterrupted run ends.
   std::filesystem::remove(dir.path / "rank-0.json");

@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/core/resume_refused.hpp"
 #include "k3lab/models/residual.hpp"
 #include "k3lab/train/checkpoint.hpp"
 #include "k3lab/train/data_order.hpp"
@@ -130,7 +131,7 @@ TEST(Trainer, CheckpointOfAnotherConfigurationIsRefused) {
   try {
     train(config, corpus());
     FAIL();
-  } catch (const std::runtime_error& e) {
+  } catch (const core::ResumeRefused& e) {
     EXPECT_NE(std::string(e.what()).find("another training configuration"), std::string::npos) << e.what();
   }
 }

@@ -53,6 +53,9 @@ struct RunRequest {
   // Unit leases (docs/reliability.md): period, renewal, clock and liveness. Unset: the defaults, or
   // K3LAB_LEASE_SECONDS. Tests inject a clock and a liveness probe.
   std::optional<core::LeaseSettings> lease_settings;
+  // The manifest's data_parallel entry for a new run dir when this process joins no group but its
+  // units will run data-parallel elsewhere (a Slurm submission's srun ranks); null: none.
+  nlohmann::json planned_data_parallel = nullptr;
 };
 
 struct RunSummary {

@@ -6,7 +6,8 @@
 // Layout under the unit's checkpoint folder (docs/reliability.md, "Checkpoints"):
 //   ckpt-<n>/model.pt, ckpt-<n>/optimizer.pt, ckpt-<n>/state.json,
 //   ckpt-<n>/task.pt (only for a task with state, TrainingTask::has_state)
-//   latest.json   {"step": S, "folder": "ckpt-<n>", "previous": "ckpt-<m>" | null, "config_sha256": ...}
+//   latest.json   {"step": S, "folder": "ckpt-<n>", "previous": "ckpt-<m>" | null, "config_sha256": ...,
+//                  "world_size": W}
 // Every save writes a new folder under a temporary name (.ckpt-<n>.partial), fsyncs each file and the
 // folder, renames it into place and fsyncs the parent; latest.json moves (atomically) only after that.
 // Nothing is ever rewritten in place. The two newest complete folders are kept, so that a checkpoint
@@ -38,6 +39,7 @@ struct TrainerState {
   nlohmann::json step_extras = nlohmann::json::array();  // {"step": s, "extras": ...} for steps with extras
   std::optional<std::int64_t> peak_training_bytes;
   std::string config_sha256;         // the trainer configuration this state belongs to
+  int world_size = 1;                // data-parallel ranks that trained it (absent in older checkpoints: 1)
 
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j);
@@ -58,10 +60,11 @@ struct CheckpointLoad {
 // Loads the newest checkpoint that reads back whole into model, optimizer and (when it has state) task.
 // A torn or unreadable checkpoint is skipped with a note and the previous complete one is tried; when
 // none loads, the state is nullopt (restart from step 0) with notes saying why. Throws
-// std::runtime_error when latest.json names another configuration (config_sha256 differs: the user
-// changed the design, which is not a fault to paper over).
+// core::ResumeRefused when latest.json names another world size (a unit resumes only with the ranks that
+// started it: the per-rank micro-batch, part of the configuration, follows from them) or another
+// configuration (config_sha256 differs: the user changed the design, which is not a fault to paper over).
 CheckpointLoad load_checkpoint(const std::filesystem::path& dir, torch::nn::Module& model,
                                torch::optim::Optimizer& optimizer, const std::string& config_sha256,
-                               TrainingTask* task = nullptr);
+                               int world_size, TrainingTask* task = nullptr);
 
 }  // namespace k3lab::train
