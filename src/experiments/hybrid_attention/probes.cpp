@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "k3lab/models/memory_accounting.hpp"
-#include "k3lab/train/long_context.hpp"
+#include "hybrid_attention/long_context.hpp"
 
 namespace k3lab::experiments::hybrid_attention {
 namespace {
@@ -11,7 +11,7 @@ namespace {
 constexpr std::int64_t kKeyTokens = 3;
 constexpr std::int64_t kValueTokens = 2;
 
-nlohmann::json score_json(const train::RetrievalScore& s) {
+nlohmann::json score_json(const RetrievalScore& s) {
   return {{"queries", s.queries},
           {"correct", s.correct},
           {"accuracy", s.accuracy()},
@@ -19,9 +19,9 @@ nlohmann::json score_json(const train::RetrievalScore& s) {
           {"tokens_correct", s.tokens_correct}};
 }
 
-train::RetrievalScore score_all(models::DecoderLM& model, const std::vector<train::RetrievalExample>& examples,
+RetrievalScore score_all(models::DecoderLM& model, const std::vector<RetrievalExample>& examples,
                                 std::int64_t chunk, const torch::Device& device) {
-  train::RetrievalScore total;
+  RetrievalScore total;
   if (examples.empty()) return total;
   const std::int64_t length = examples.front().length;
   const auto rows = static_cast<std::size_t>(probe_rows(chunk, length, model->config().mla.num_heads));
@@ -33,13 +33,13 @@ train::RetrievalScore score_all(models::DecoderLM& model, const std::vector<trai
       const auto& t = examples[first + i].tokens;
       tokens.insert(tokens.end(), t.begin(), t.end());
     }
-    train::StreamOptions options;
+    StreamOptions options;
     options.chunk = chunk;
     options.losses = false;
-    const auto out = train::streamed_forward(model, tokens, static_cast<std::int64_t>(n), length, options, device);
+    const auto out = streamed_forward(model, tokens, static_cast<std::int64_t>(n), length, options, device);
     for (std::size_t i = 0; i < n; ++i) {
       const std::span<const std::int64_t> predictions(out.predictions.data() + i * length, static_cast<std::size_t>(length));
-      total += train::score_retrieval(examples[first + i], predictions);
+      total += score_retrieval(examples[first + i], predictions);
     }
   }
   return total;
@@ -54,18 +54,18 @@ std::int64_t probe_rows(std::int64_t chunk, std::int64_t length, std::int64_t he
 }
 
 LongContextProbes::LongContextProbes(const Parameters& p, const train::Dataset& data) : p_(p), data_(data) {
-  chunk_ = train::prefill_chunk(p.sequence_length);
-  const auto vocab = train::task_vocabulary(p.tokenizer, p.model.vocab_size);
+  chunk_ = prefill_chunk(p.sequence_length);
+  const auto vocab = task_vocabulary(p.tokenizer, p.model.vocab_size);
   const auto examples = static_cast<std::int64_t>(p.long_context_examples);
   for (const auto length : p.long_context_lengths) {
     LengthExamples e;
     e.length = length;
     for (std::int64_t i = 0; i < examples; ++i) {
-      train::MqarSpec mqar{length, train::mqar_pairs_for_length(length), kKeyTokens, kValueTokens};
-      e.mqar.push_back(train::make_mqar_example(mqar, vocab, p.data_order_seed, i));
+      MqarSpec mqar{length, mqar_pairs_for_length(length), kKeyTokens, kValueTokens};
+      e.mqar.push_back(make_mqar_example(mqar, vocab, p.data_order_seed, i));
       const auto haystack = text(length, i, examples);
       e.needle.push_back(
-          train::make_needle_example({length, kKeyTokens, kValueTokens}, vocab, haystack, p.data_order_seed, i));
+          make_needle_example({length, kKeyTokens, kValueTokens}, vocab, haystack, p.data_order_seed, i));
     }
     examples_.push_back(std::move(e));
     longest_ = std::max(longest_, length);
@@ -117,10 +117,10 @@ nlohmann::json LongContextProbes::evaluate(models::DecoderLM& model, const torch
   for (std::int64_t first = 0; first < rows; first += step) {
     const std::int64_t n = std::min(step, rows - first);
     const std::span<const std::int64_t> tokens(clean_.data() + first * longest_, static_cast<std::size_t>(n * longest_));
-    train::StreamOptions options;
+    StreamOptions options;
     options.chunk = chunk_;
     options.norm_positions = positions;
-    const auto out = train::streamed_forward(model, tokens, n, longest_, options, device);
+    const auto out = streamed_forward(model, tokens, n, longest_, options, device);
     for (std::int64_t r = 0; r < n; ++r) {
       for (std::int64_t t = 0; t < longest_ - 1; ++t) {
         bucket_sum[static_cast<std::size_t>(t / T)] += out.losses[r * (longest_ - 1) + t];
@@ -161,7 +161,7 @@ FinalProbes LongContextProbes::final_probes(models::DecoderLM& model, const torc
   nlohmann::json memory = nlohmann::json::array(), speed = nlohmann::json::array();
   for (const auto length : p_.long_context_lengths) {
     const auto tokens = text(length, 0, 1);
-    const auto probe = train::inference_probe(model, tokens, chunk_, kProbeDecodeTokens, device);
+    const auto probe = inference_probe(model, tokens, chunk_, kProbeDecodeTokens, device);
     memory.push_back({{"length", length},
                       {"decode_tokens", kProbeDecodeTokens},
                       {"state_bytes", probe.state_bytes},
@@ -177,7 +177,7 @@ FinalProbes LongContextProbes::final_probes(models::DecoderLM& model, const torc
                      {"decode_tokens_per_s", j.at("decode_tokens_per_s")}});
   }
   const std::int64_t drift_tokens = std::min(longest_, 2 * p_.sequence_length);
-  const auto drift = train::decode_drift(model, text(drift_tokens, 0, 1), chunk_, device);
+  const auto drift = decode_drift(model, text(drift_tokens, 0, 1), chunk_, device);
   out.data = {{"inference_memory", memory}, {"decode_drift", drift.to_json()}};
   out.timing = {{"inference_speed", speed}};
   return out;

@@ -15,7 +15,7 @@
 #include "hybrid_attention/parameters.hpp"
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/train/dataset.hpp"
-#include "k3lab/train/retrieval_task.hpp"
+#include "hybrid_attention/retrieval_task.hpp"
 
 namespace k3lab::experiments::hybrid_attention {
 
@@ -50,7 +50,7 @@ class LongContextProbes {
   mutable bool tiled_ = false;
   struct LengthExamples {
     std::int64_t length = 0;
-    std::vector<train::RetrievalExample> mqar, needle;
+    std::vector<RetrievalExample> mqar, needle;
   };
   std::vector<LengthExamples> examples_;
   std::int64_t longest_ = 0;

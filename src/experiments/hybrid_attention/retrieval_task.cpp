@@ -1,4 +1,4 @@
-#include "k3lab/train/retrieval_task.hpp"
+#include "hybrid_attention/retrieval_task.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -7,7 +7,7 @@
 
 #include "k3lab/core/rng.hpp"
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 namespace {
 
 constexpr std::int64_t kGpt2RealTokens = 50257;
@@ -175,4 +175,4 @@ RetrievalScore score_retrieval(const RetrievalExample& example, std::span<const 
   return score;
 }
 
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <set>
 
-#include "k3lab/train/retrieval_task.hpp"
+#include "hybrid_attention/retrieval_task.hpp"
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 namespace {
 
 TEST(RetrievalScore, HandMadeExample) {
@@ -128,4 +128,4 @@ TEST(Needle, InsertedIntoTheHaystackAndQueriedAtTheEnd) {
 }
 
 }  // namespace
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention

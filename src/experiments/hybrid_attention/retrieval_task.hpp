@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 
 // Disjoint token pools for keys, values and filler.
 struct TaskVocabulary {
@@ -80,4 +80,4 @@ struct RetrievalScore {
 // predictions: greedy next-token predictions for positions 0 .. length - 1 (the last one unused).
 RetrievalScore score_retrieval(const RetrievalExample& example, std::span<const std::int64_t> predictions);
 
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention

@@ -9,15 +9,15 @@
 
 #include "k3lab/core/rng.hpp"
 #include "k3lab/models/memory_accounting.hpp"
-#include "k3lab/train/long_context.hpp"
-#include "tiny_training.hpp"
+#include "hybrid_attention/long_context.hpp"
+#include "train/tiny_training.hpp"
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 namespace {
 
 // The trainer tests' tiny model with a 64-token vocabulary.
 models::ModelConfig tiny(const std::string& schedule) {
-  auto c = testing::tiny_model(schedule);
+  auto c = train::testing::tiny_model(schedule);
   c.vocab_size = 64;
   return c;
 }
@@ -121,4 +121,4 @@ TEST(PrefillChunk, DividesTheTrainingWindow) {
 }
 
 }  // namespace
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention

@@ -1,4 +1,4 @@
-#include "k3lab/train/long_context.hpp"
+#include "hybrid_attention/long_context.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "k3lab/core/elapsed.hpp"
 #include "k3lab/train/device.hpp"
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -160,8 +160,8 @@ InferenceProbe inference_probe(models::DecoderLM& model, std::span<const std::in
   }
   torch::NoGradGuard no_grad;
   const auto all = rows_tensor(tokens, 1, length).to(device);  // (1, L)
-  synchronize(device);
-  reset_peak_memory(device);
+  train::synchronize(device);
+  train::reset_peak_memory(device);
   InferenceProbe probe;
   probe.length = length;
   probe.decode_tokens = decode_tokens;
@@ -172,18 +172,18 @@ InferenceProbe inference_probe(models::DecoderLM& model, std::span<const std::in
     const std::int64_t n = std::min(chunk, length - start);
     last = model->forward_with_state(all.slice(1, start, start + n), state).select(1, n - 1);  // (1, V)
   }
-  synchronize(device);
+  train::synchronize(device);
   probe.prefill_seconds = seconds_since(prefill_start);
   const auto decode_start = Clock::now();
   for (std::int64_t i = 0; i < decode_tokens; ++i) {
     const auto next = last.argmax(-1).unsqueeze(1);  // (1, 1)
     last = model->forward_with_state(next, state).select(1, 0);
   }
-  synchronize(device);
+  train::synchronize(device);
   probe.decode_seconds = seconds_since(decode_start);
   probe.state_bytes = state.bytes();
-  probe.peak_bytes = peak_memory_bytes(device);
+  probe.peak_bytes = train::peak_memory_bytes(device);
   return probe;
 }
 
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention

@@ -18,7 +18,7 @@
 
 #include "k3lab/models/decoder_lm.hpp"
 
-namespace k3lab::train {
+namespace k3lab::experiments::hybrid_attention {
 
 struct StreamOptions {
   std::int64_t chunk = 1024;                    // tokens per prefill call
@@ -71,4 +71,4 @@ struct InferenceProbe {
 InferenceProbe inference_probe(models::DecoderLM& model, std::span<const std::int64_t> tokens, std::int64_t chunk,
                                std::int64_t decode_tokens, const torch::Device& device);
 
-}  // namespace k3lab::train
+}  // namespace k3lab::experiments::hybrid_attention
