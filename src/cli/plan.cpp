@@ -3,10 +3,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/bench_pricing.hpp"
 #include "cli/plan_costs.hpp"
-#include "k3lab/experiments/training/measured_estimate.hpp"
 #include "k3lab/train/hardware_peak.hpp"
-#include "k3lab/train/throughput_record.hpp"
 
 namespace k3lab::cli {
 
@@ -40,13 +39,7 @@ void register_plan(CLI::App& app, Context& ctx) {
     const auto parameters = protocol.parameters_for(opt->profile);
     const auto units = loaded.experiment->enumerate(protocol, parameters);
     auto details = loaded.experiment->plan_details(protocol, parameters, units);
-    const auto records_file = opt->bench_records.empty() ? train::default_throughput_records_path()
-                                                         : std::filesystem::path(opt->bench_records);
-    const auto source = experiments::training::load_throughput_source(records_file, opt->bench_device);
-    if (details.is_object() && details.contains("gpu_hours_by_arm")) {
-      for (const auto& warning : source.warnings) std::cerr << "warning: " << warning << "\n";
-      experiments::training::apply_throughput_records(details, source);
-    }
+    price_arms_from_bench_records(details, opt->bench_records, opt->bench_device);
     const auto freeze = core::check_freeze(protocol);
     nlohmann::json arms = nlohmann::json::array();
     for (const auto& arm : protocol.arms) {

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/bench_pricing.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/endpoint_preflight.hpp"
@@ -238,6 +239,10 @@ int submit_one(const RunOptions& opt, const std::string& id, const experiments::
   if (opt.requeue && opt.no_requeue) throw std::invalid_argument("--requeue and --no-requeue contradict each other");
   slurm.requeue = !opt.no_requeue;
   slurm.resubmit_errors = opt.resubmit_errors;
+  const std::string device_kind = bench_device_kind(request.options.value("device", std::string("auto")));
+  slurm.refine_plan_details = [device_kind](nlohmann::json& details) {
+    price_arms_from_bench_records(details, {}, device_kind);
+  };
   const auto submitted = exec::submit_to_slurm(request, slurm);
   if (opt.dry_run && !submitted.script.empty()) std::cout << submitted.script;
   std::cout << id << ": " << submitted.message << "\n";

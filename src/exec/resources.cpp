@@ -43,7 +43,8 @@ TimeLimit task_time_limit(const ResourceInputs& inputs) {
   double unit_hours = kDefaultUnitHours;
   if (needs_gpu(inputs) && inputs.gpu_hours_per_unit && *inputs.gpu_hours_per_unit > 0) {
     unit_hours = kEstimateSafetyFactor * *inputs.gpu_hours_per_unit;
-    limit.basis = "3 x the plan's estimate of " + hours_text(*inputs.gpu_hours_per_unit) + " GPU per unit (a lower bound)";
+    limit.basis = "3 x the plan's estimate of " + hours_text(*inputs.gpu_hours_per_unit) + " GPU per unit (" +
+                  (inputs.gpu_hours_basis.empty() ? std::string("a lower bound") : inputs.gpu_hours_basis) + ")";
   } else if (inputs.cpu_hours_per_unit && *inputs.cpu_hours_per_unit > 0) {
     unit_hours = kEstimateSafetyFactor * *inputs.cpu_hours_per_unit;
     limit.basis = "3 x the plan's estimate of " + hours_text(*inputs.cpu_hours_per_unit) + " CPU per unit";
@@ -87,7 +88,34 @@ std::optional<double> safety_timeout_hours(const nlohmann::json& parameters) {
   return std::nullopt;
 }
 
+namespace {
+
+// The arm line with the most GPU hours per run, or null.
+const nlohmann::json* slowest_arm(const nlohmann::json& plan_details) {
+  if (!plan_details.is_object() || !plan_details.contains("gpu_hours_by_arm")) return nullptr;
+  const nlohmann::json* slowest = nullptr;
+  for (const auto& arm : plan_details["gpu_hours_by_arm"]) {
+    if (!arm.contains("gpu_hours_per_run") || !arm["gpu_hours_per_run"].is_number()) continue;
+    if (!slowest || arm["gpu_hours_per_run"].get<double>() > (*slowest)["gpu_hours_per_run"].get<double>()) {
+      slowest = &arm;
+    }
+  }
+  return slowest;
+}
+
+}  // namespace
+
+std::string gpu_hours_basis(const nlohmann::json& plan_details) {
+  const auto* slowest = slowest_arm(plan_details);
+  if (!slowest) return "";
+  for (const auto& arm : plan_details["gpu_hours_by_arm"]) {
+    if (!arm.contains("measured")) return "a floor for at least one arm: no `k3lab bench train` record matched it";
+  }
+  return "measured throughput of the slowest arm, " + slowest->value("arm", std::string("?"));
+}
+
 std::optional<double> gpu_hours_per_unit(const nlohmann::json& plan_details, std::size_t units) {
+  if (const auto* slowest = slowest_arm(plan_details)) return (*slowest)["gpu_hours_per_run"].get<double>();
   if (!plan_details.is_object() || !plan_details.contains("estimate") || !plan_details["estimate"].is_object()) {
     return std::nullopt;
   }

@@ -422,15 +422,17 @@ std::size_t lay_out_tasks(SbatchScriptSpec& spec, const PendingUnits& pending, c
 
 // The script's #SBATCH options: k3lab's defaults and resources for the run, overridden by the user's.
 std::vector<SbatchOption> script_options(SbatchScriptSpec& spec, const PlannedRun& run,
-                                         const experiments::RunRequest& request, std::size_t max_units_per_task,
-                                         const std::vector<SbatchOption>& user_options) {
+                                         const experiments::RunRequest& request, const SlurmSubmitOptions& submit,
+                                         std::size_t max_units_per_task, const std::vector<SbatchOption>& user_options) {
   ResourceInputs inputs;
   inputs.evidence_class = run.manifest.value("evidence_class", "");
   inputs.profile = spec.profile;
   inputs.device = request.options.value("device", std::string("auto"));
   inputs.threads = request.options.value("threads", 0);
-  const auto details = run.experiment->plan_details(*run.protocol, run.parameters, run.units);
+  auto details = run.experiment->plan_details(*run.protocol, run.parameters, run.units);
+  if (submit.refine_plan_details) submit.refine_plan_details(details);
   inputs.gpu_hours_per_unit = gpu_hours_per_unit(details, run.units.size());
+  inputs.gpu_hours_basis = gpu_hours_basis(details);
   inputs.cpu_hours_per_unit = cpu_hours_per_unit(details, run.units.size());
   inputs.safety_timeout_hours = safety_timeout_hours(run.parameters);
   inputs.max_units_per_task = max_units_per_task;
@@ -578,7 +580,7 @@ SubmitResult submit_to_slurm(const experiments::RunRequest& request, const Slurm
   const std::size_t max_units_per_task = lay_out_tasks(spec, pending, options, runner);
   for (const auto& t : spec.tasks) result.submitted_units += t.units.size();
   result.tasks = spec.tasks.size();
-  spec.options = script_options(spec, run, request, max_units_per_task, user_options);
+  spec.options = script_options(spec, run, request, options, max_units_per_task, user_options);
   spec.ranks_per_task = ranks_per_task(spec.options);
   check_ranks_per_task(spec, run);
   result.script = render_sbatch_script(spec);

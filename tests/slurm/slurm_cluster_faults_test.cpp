@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -50,6 +51,27 @@ std::vector<std::string> workers_once_each_recorded(const std::filesystem::path&
     std::this_thread::sleep_for(200ms);
   }
   return {};
+}
+
+struct SubmittedRun {
+  std::string job;
+  std::filesystem::path run_dir;
+  std::vector<std::string> workers;
+};
+
+// Submits `submit` and waits until every task of the job has recorded a unit (nullopt, with the
+// test's failure, otherwise).
+std::optional<SubmittedRun> submit_and_wait_for_records(const Workdir& w, const std::vector<std::string>& submit) {
+  const auto first = w.k3lab(submit);
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  SubmittedRun run{job_id_of(first.out), {}, {}};
+  EXPECT_FALSE(run.job.empty()) << first.out;
+  if (first.exit_code != 0 || run.job.empty()) return std::nullopt;
+  run.run_dir = core::list_run_dirs(w.dir.path() / "runs-slurm", "agent-replay").at(0).path;
+  run.workers = workers_once_each_recorded(run.run_dir, run.job);
+  EXPECT_FALSE(run.workers.empty()) << "the tasks recorded nothing within 90 s";
+  if (run.workers.empty()) return std::nullopt;
+  return run;
 }
 
 nlohmann::json status_json(const Workdir& w, const std::filesystem::path& run_dir) {
@@ -116,13 +138,9 @@ TEST(SlurmCluster, ANodeFailureWhileTasksRunLeavesNoFailureOrDuplicateAndTheRunC
   auto submit = kSlowAgentReplay;
   submit.push_back("--no-requeue");  // Slurm would requeue the tasks itself; here a person resubmits
 
-  const auto first = w.k3lab(submit);
-  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  const std::string job = job_id_of(first.out);
-  ASSERT_FALSE(job.empty()) << first.out;
-  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs-slurm", "agent-replay").at(0).path;
-  const auto workers = workers_once_each_recorded(run_dir, job);
-  ASSERT_FALSE(workers.empty()) << "the tasks recorded nothing within 90 s";
+  const auto started = submit_and_wait_for_records(w, submit);
+  ASSERT_TRUE(started.has_value());
+  const auto& [job, run_dir, workers] = *started;
 
   ASSERT_TRUE(slurm.stop_slurmd());
   bool node_failed = false;
@@ -174,13 +192,9 @@ TEST(SlurmCluster, AnAdministratorsRequeueOfARunningTaskEndsWithOneRecordPerUnit
   auto submit = kSlowAgentReplay;
   submit.back() = "80";  // about 30 s per task
 
-  const auto first = w.k3lab(submit);
-  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  const std::string job = job_id_of(first.out);
-  ASSERT_FALSE(job.empty()) << first.out;
-  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs-slurm", "agent-replay").at(0).path;
-  const auto workers = workers_once_each_recorded(run_dir, job);
-  ASSERT_FALSE(workers.empty()) << "the tasks recorded nothing within 90 s";
+  const auto started = submit_and_wait_for_records(w, submit);
+  ASSERT_TRUE(started.has_value());
+  const auto& [job, run_dir, workers] = *started;
   const pid_t before = k3lab_process_of(workers[0]);
   ASSERT_GT(before, 0) << workers[0] << " ended before the requeue: the test needs slower calls";
 

@@ -411,6 +411,19 @@ TEST(SlurmSubmit, DryRunPrintsTheScriptAndWritesNoJobOrFailure) {
   EXPECT_NE(dry.script.find("#SBATCH --array=0-5\n"), std::string::npos) << dry.script;
   EXPECT_NE(dry.script.find("# Resources: time: no estimate and no safety timeout: 2 h per unit"), std::string::npos) << dry.script;
   EXPECT_NE(dry.script.find("#SBATCH --partition=debug\n"), std::string::npos);
+
+  // The CLI's pricing hook reaches the time limit: a GPU task's time follows the measured slowest arm.
+  auto gpu_request = h.request();
+  gpu_request.options["device"] = "cuda";
+  options.refine_plan_details = [](nlohmann::json& details) {
+    details["gpu_hours_by_arm"] = {{{"arm", "a"}, {"gpu_hours_per_run", 1.0}, {"measured", nlohmann::json::object()}}};
+  };
+  const auto priced = exec::submit_to_slurm(gpu_request, options);
+  ASSERT_EQ(priced.exit_code, 0) << priced.message;
+  EXPECT_NE(priced.script.find("3 x the plan's estimate of 1 h GPU per unit (measured throughput of the slowest arm, a)"),
+            std::string::npos)
+      << priced.script;
+  EXPECT_NE(priced.script.find("#SBATCH --time=0-03:18:00\n"), std::string::npos) << priced.script;
   EXPECT_EQ(h.slurm.sbatch_calls(), 1u);
   EXPECT_EQ(exec::read_job_records(first.run_dir).size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(first.run_dir / "ledger.slurm-accounting.jsonl"));
@@ -535,6 +548,32 @@ TEST(SlurmResources, TimeFormatAndEstimates) {
   EXPECT_EQ(exec::gpu_hours_per_unit({{"estimate", {{"gpu_hours_per_run", 0.25}}}}, 10), 0.25);
   EXPECT_EQ(exec::gpu_hours_per_unit({{"estimate", {{"gpu_hours_total", 5.0}}}}, 10), 0.5);
   EXPECT_FALSE(exec::gpu_hours_per_unit(nlohmann::json::object(), 10).has_value());
+}
+
+// With per-arm lines (the plan priced from `k3lab bench train` records) a task's time comes from the
+// slowest arm, and says whether that figure was measured or is a floor.
+TEST(SlurmResources, PerArmEstimatesGiveTheSlowestArmsHoursAndSayWhetherTheyWereMeasured) {
+  nlohmann::json details = {{"estimate", {{"gpu_hours_per_run", 0.25}}},
+                            {"gpu_hours_by_arm",
+                             {{{"arm", "full"}, {"gpu_hours_per_run", 0.5}, {"measured", {{"tokens_per_s", 1e5}}}},
+                              {{"arm", "kda"}, {"gpu_hours_per_run", 2.0}, {"measured", {{"tokens_per_s", 2e4}}}}}}};
+  EXPECT_EQ(exec::gpu_hours_per_unit(details, 10), 2.0);
+  EXPECT_EQ(exec::gpu_hours_basis(details), "measured throughput of the slowest arm, kda");
+  exec::ResourceInputs in;
+  in.evidence_class = "proxy-ablation";
+  in.profile = "full";
+  in.gpu_hours_per_unit = exec::gpu_hours_per_unit(details, 10);
+  in.gpu_hours_basis = exec::gpu_hours_basis(details);
+  const auto limit = exec::task_time_limit(in);  // 3 x 2 h x 1.1
+  EXPECT_DOUBLE_EQ(limit.hours, 6.6);
+  EXPECT_NE(limit.basis.find("2 h GPU per unit (measured throughput of the slowest arm, kda)"), std::string::npos)
+      << limit.basis;
+
+  details["gpu_hours_by_arm"][0].erase("measured");
+  EXPECT_EQ(exec::gpu_hours_basis(details).rfind("a floor for at least one arm", 0), 0u);
+  EXPECT_EQ(exec::gpu_hours_basis({{"estimate", {{"gpu_hours_per_run", 0.25}}}}), "");
+  in.gpu_hours_basis.clear();
+  EXPECT_NE(exec::task_time_limit(in).basis.find("(a lower bound)"), std::string::npos);
 }
 
 TEST(SlurmJobs, RecordsRoundTripAndATornLastLineIsIgnored) {

@@ -18,7 +18,8 @@ struct ResourceInputs {
   std::string profile;         // full | smoke
   std::string device = "auto"; // run --device: auto | cpu | cuda
   int threads = 0;             // run --threads (0: the protocol's choice)
-  std::optional<double> gpu_hours_per_unit;   // the plan's lower-bound estimate, when it has one
+  std::optional<double> gpu_hours_per_unit;   // the plan's estimate, when it has one
+  std::string gpu_hours_basis;                // what it rests on (gpu_hours_basis()); empty: a lower bound
   std::optional<double> cpu_hours_per_unit;   // the plan's CPU estimate, when it has one
   std::optional<double> safety_timeout_hours; // the protocol's safety timeout, when it has one
   std::size_t max_units_per_task = 1;
@@ -47,9 +48,13 @@ std::optional<double> cpu_hours_per_unit(const nlohmann::json& plan_details, std
 // The protocol's safety timeout in hours: a "safety_timeout_hours" number anywhere in `parameters`.
 std::optional<double> safety_timeout_hours(const nlohmann::json& parameters);
 
-// GPU hours per unit from `k3lab plan`'s details: estimate.gpu_hours_per_run, else
-// estimate.gpu_hours_total / units.
+// GPU hours per unit from `k3lab plan`'s details: with per-arm lines (gpu_hours_by_arm, priced from
+// `k3lab bench train` records where one matches) the slowest arm's gpu_hours_per_run, since any task
+// may run it; else estimate.gpu_hours_per_run, else estimate.gpu_hours_total / units.
 std::optional<double> gpu_hours_per_unit(const nlohmann::json& plan_details, std::size_t units);
+// What that figure rests on: "measured throughput of the slowest arm, <arm>" when every arm line is
+// measured, "a floor for at least one arm" when some are not; "" without per-arm lines (a lower bound).
+std::string gpu_hours_basis(const nlohmann::json& plan_details);
 
 // Slurm's time format, rounded up to whole minutes: 1.5 -> "0-01:30:00", 30 -> "1-06:00:00".
 std::string slurm_time(double hours);

@@ -5,6 +5,7 @@
 // docs/slurm.md describes the whole design.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct SlurmSubmitOptions {
   bool dry_run = false;                    // plan the run dir and print the script; submit nothing
   std::filesystem::path k3lab_binary;      // default: this executable
   CommandRunner runner;                    // default: run_command (tests answer with canned outputs)
+  // Applied to the plan's details before the tasks' time limit is derived: the CLI prices the arms
+  // from `k3lab bench train` records as `k3lab plan` does, so a measured rate replaces the floor.
+  std::function<void(nlohmann::json& plan_details)> refine_plan_details;
 };
 
 struct SubmitResult {
