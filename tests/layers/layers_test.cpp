@@ -128,12 +128,34 @@ std::vector<fs::path> spine_files() {
   return files;
 }
 
+// The sources of a torch-free library that shares its folder with LibTorch code (k3lab_train_data in
+// src/train), read from its add_library() in the folder's CMakeLists.txt, with their public headers.
+std::vector<fs::path> torch_free_target_files(const fs::path& folder, const std::string& target) {
+  std::ifstream in(kRoot / folder / "CMakeLists.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto start = text.find("add_library(" + target + " ");
+  std::vector<fs::path> files;
+  if (start == std::string::npos) return files;
+  const std::string block = text.substr(start, text.find(')', start) - start);
+  static const std::regex source(R"(([A-Za-z0-9_]+)\.cpp)");
+  for (auto it = std::sregex_iterator(block.begin(), block.end(), source); it != std::sregex_iterator(); ++it) {
+    const std::string stem = (*it)[1].str();
+    if (fs::exists(kRoot / folder / (stem + ".cpp"))) files.push_back(folder / (stem + ".cpp"));
+    const auto header = fs::path("include/k3lab") / folder.filename() / (stem + ".hpp");
+    if (fs::exists(kRoot / header)) files.push_back(header);
+  }
+  return files;
+}
+
 TEST(Layers, TorchFreeLayersIncludeNoLibTorchHeader) {
   std::vector<fs::path> files = spine_files();
   for (const auto& folder : kTorchFree) {
     const auto more = sources_under(folder);
     files.insert(files.end(), more.begin(), more.end());
   }
+  const auto data = torch_free_target_files("src/train", "k3lab_train_data");
+  EXPECT_GE(data.size(), 8u) << "k3lab_train_data's sources were not found in src/train/CMakeLists.txt";
+  files.insert(files.end(), data.begin(), data.end());
   ASSERT_GT(files.size(), 100u) << "the source tree was not found under " << kRoot;
   std::map<fs::path, std::vector<std::string>> memo;
   for (const auto& file : files) {

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "k3lab/train/multiple_choice.hpp"
+#include "k3lab/train/multiple_choice_item.hpp"
 
 namespace k3lab::train {
 

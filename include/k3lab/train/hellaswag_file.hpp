@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "k3lab/train/multiple_choice.hpp"
+#include "k3lab/train/multiple_choice_item.hpp"
 
 namespace k3lab::train {
 

@@ -26,16 +26,12 @@
 #include <span>
 #include <vector>
 
-#include <torch/types.h>
 #include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "k3lab/train/multiple_choice_item.hpp"
 
 namespace k3lab::train {
-
-struct MultipleChoiceItem {
-  std::vector<std::int64_t> context;               // >= 1 token
-  std::vector<std::vector<std::int64_t>> endings;  // >= 2 candidates, each >= 1 token
-  std::int64_t label = 0;                          // index of the true ending
-};
 
 // tokens: (B, T) int64 on options.device -> logits (B, T, V), any floating dtype. Any decoder fits,
 // e.g. [&](const torch::Tensor& t) { return model->forward(t); } for a models::DecoderLM.
