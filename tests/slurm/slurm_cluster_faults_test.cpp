@@ -26,11 +26,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Slow enough that a task of a 2-shard run needs about 70 s for its ~42 model calls.
+// Slow enough that a task of a 2-shard run needs about 55 s for its ~42 model calls (NODE_FAIL comes
+// about 30 s after slurmd stops).
 const std::vector<std::string> kSlowAgentReplay = {"run",        "agent-replay", "--profile", "smoke",
                                                    "--unfrozen", "--out",        "runs-slurm", "--executor",
                                                    "slurm",      "--shard",      "2",          "--requests-per-minute",
-                                                   "36"};
+                                                   "45"};
 
 std::vector<nlohmann::json> one_process_reference(const Workdir& w) {
   const auto reference = w.k3lab({"run", "agent-replay", "--profile", "smoke", "--unfrozen", "--out", "runs-one"});
@@ -190,7 +191,7 @@ TEST(SlurmCluster, AnAdministratorsRequeueOfARunningTaskEndsWithOneRecordPerUnit
   ASSERT_TRUE(slurm.ok()) << slurm.log();
   w.env["SLURM_CONF"] = slurm.conf().string();
   auto submit = kSlowAgentReplay;
-  submit.back() = "80";  // about 30 s per task
+  submit.back() = "120";  // about 20 s per task; the requeue follows its first record
 
   const auto started = submit_and_wait_for_records(w, submit);
   ASSERT_TRUE(started.has_value());
