@@ -94,9 +94,9 @@ void resubmit_until_done(const Workdir& w, const std::vector<std::string>& submi
 }
 
 // The run is complete, without failure or duplicate, and its records equal the one-process run's apart
-// from what an interrupted unit's resume may change (docs/reliability.md, "deterministic resume"): an
-// agent-replay unit whose run a stopped process left unfinished notes the operation record it set aside
-// and the cost of that attempt; at most `interrupted` units may.
+// from what an interrupted unit's resume may change (docs/reliability.md, "The API experiments after a
+// resume"): an agent-replay unit whose run a stopped process left unfinished notes the operation record
+// it set aside and the cost of that attempt; at most `interrupted` units may.
 void expect_complete_and_equal(const Workdir& w, const std::filesystem::path& run_dir,
                                const std::vector<nlohmann::json>& reference, std::size_t interrupted) {
   const auto done = w.k3lab({"status", run_dir.string(), "--json"});
