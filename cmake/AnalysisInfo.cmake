@@ -4,7 +4,7 @@
 # Analysis sources: src/report and include/k3lab/report, the report builder and run history of the
 # spine, the training layer's results code, and each module's page, summary, decision and metric files
 # (naming convention: docs/verdicts.md, "Analysis version").
-set(K3LAB_ANALYSIS_VERSION "1")
+set(K3LAB_ANALYSIS_VERSION "2")
 file(GLOB_RECURSE k3lab_analysis_candidates CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}
      ${CMAKE_SOURCE_DIR}/src/report/*.cpp ${CMAKE_SOURCE_DIR}/src/report/*.hpp
      ${CMAKE_SOURCE_DIR}/include/k3lab/report/*.hpp ${CMAKE_SOURCE_DIR}/src/experiments/*.cpp)
@@ -12,7 +12,7 @@ set(K3LAB_ANALYSIS_SOURCES "")
 foreach(file IN LISTS k3lab_analysis_candidates)
   if(file MATCHES "^(src/report/|include/k3lab/report/)"
      OR file MATCHES "^src/experiments/(report_builder|run_history|run_publication|hardware_check)\\.cpp$"
-     OR file MATCHES "^src/experiments/training/(arm_runs|failure_rule|gate|page_tables|records_by_group|results_frame)\\.cpp$"
+     OR file MATCHES "^src/experiments/training/(arm_runs|downstream_page|failure_rule|gate|page_tables|records_by_group|results_frame)\\.cpp$"
      OR file MATCHES "^src/experiments/[a-z_]+/(page|summary|decision|run_digest|run_metrics|run_results|pass_hat_k|unit_metrics|[a-z_]*statistics|[a-z_]*stats|[a-z_]*_section|selection)\\.cpp$")
     list(APPEND K3LAB_ANALYSIS_SOURCES ${file})
   endif()

@@ -191,7 +191,11 @@ TEST(RunUnit, TrainsToTheBudgetAndAKilledUnitResumesToTheSameResult) {
   EXPECT_EQ(data.at("training").at("evaluations").size(), 2u);
   EXPECT_EQ(uninterrupted.notes.size(), 2u);
   EXPECT_EQ(data.at("stored_residual_memory").at("sources"), 4);
-  EXPECT_FALSE(data.at("downstream_task_quality").at("measured").get<bool>());
+  const auto& downstream = data.at("downstream_task_quality");  // the smoke profile's suite at 256 and 512 tokens
+  EXPECT_TRUE(downstream.at("measured").get<bool>());
+  EXPECT_EQ(downstream.at("points").size(), 2u);
+  EXPECT_EQ(downstream.at("final").at("tokens"), 512);
+  EXPECT_EQ(downstream.at("final").at("items"), 138);
   EXPECT_GT(data.at("attnres_parameters").get<std::int64_t>(), 0);
   EXPECT_TRUE(uninterrupted.outcome.timing.at("training").contains("train_tokens_per_s"));
 
@@ -210,6 +214,7 @@ TEST(RunUnit, MissingDatasetIsAFailureThatStopsTheWindow) {
   auto parameters = attn_res_protocol().parameters_for("smoke");
   parameters["data"]["dataset"] = "fineweb-edu-sample-10BT";
   parameters["data"]["tokenizer"] = "gpt2";
+  parameters.erase("downstream");  // the byte suite needs byte tokens; this test is about the data
   const auto units = enumerate_units(parse_parameters(parameters));
   RunEnv env{attn_res_protocol(), parameters, "smoke", run_dir.path(), run_dir.path() / "artifacts", false,
              nlohmann::json{{"device", "cpu"}, {"data_dir", run_dir.path().string()}}, nullptr, nullptr, nullptr};

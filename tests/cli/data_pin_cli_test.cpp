@@ -158,5 +158,47 @@ TEST(DataPinCli, AMatchingFolderRunsAndItsRecordsNameTheLicenceAndHash) {
   EXPECT_GT(results, 0);
 }
 
+// `k3lab run situ-qat --profile smoke` with parameters.downstream.sha256 set to `pin` (JSON for --set).
+ProcessResult run_downstream_pinned(const std::string& pin, const std::filesystem::path& runs) {
+  return run_k3lab({"run", "situ-qat", "--profile", "smoke", "--unfrozen", "--device", "cpu", "--threads", "1", "--set",
+                    "downstream.sha256=" + pin, "--out", runs.string()},
+                   with_repository_protocols());
+}
+
+// The downstream suite is pinned like the data: refused before the first unit when the protocol pins
+// nothing or another suite (exit 3, the hash to pin named), scored and recorded when it matches.
+TEST(DownstreamPinCli, RunRefusesAnUnpinnedOrDifferentSuiteAndScoresThePinnedOne) {
+  TempDir dir("k3lab-downstream-cli");
+  const auto runs = dir.path() / "runs";
+  const std::string items_sha256 = "cd07bead28ed689ae3632efc77cef655124ab325469f1cae1dad11e9f886bd11";
+  const auto unpinned = run_downstream_pinned("null", runs);
+  EXPECT_EQ(unpinned.exit_code, 3) << unpinned.output();
+  EXPECT_NE(unpinned.err.find(items_sha256), std::string::npos) << unpinned.err;
+  EXPECT_NE(unpinned.err.find("k3lab freeze"), std::string::npos) << unpinned.err;
+  const auto different = run_downstream_pinned("\"" + std::string(64, 'b') + "\"", runs);
+  EXPECT_EQ(different.exit_code, 3) << different.output();
+  EXPECT_NE(different.err.find("parameters.downstream.sha256"), std::string::npos) << different.err;
+  EXPECT_TRUE(ledgers_under(runs).empty());
+
+  const auto ran = run_downstream_pinned("\"" + items_sha256 + "\"", runs);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output();
+  const auto ledgers = ledgers_under(runs);
+  ASSERT_EQ(ledgers.size(), 1u);
+  std::ifstream in(ledgers.front());
+  int results = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.value("kind", "") != "result") continue;
+    ++results;
+    const auto& quality = record.at("data").at("downstream_task_quality");
+    EXPECT_TRUE(quality.at("measured").get<bool>());
+    EXPECT_EQ(quality.at("suite").at("items_sha256"), items_sha256);
+    EXPECT_EQ(quality.at("points").size(), 2u);  // at_tokens [256, 512]
+    EXPECT_EQ(quality.at("final").at("items"), 138);
+    EXPECT_EQ(quality.at("final").at("chance"), 0.25);
+  }
+  EXPECT_GT(results, 0);
+}
+
 }  // namespace
 }  // namespace k3lab::testing

@@ -2,6 +2,7 @@
 // the table `run` ends with.
 #include <gtest/gtest.h>
 
+#include "common/files.hpp"
 #include "common/k3lab_process.hpp"
 #include "common/temp_dir.hpp"
 

@@ -84,5 +84,20 @@ TEST(Decision, NeedsLowerDispersionBetterLossAndAcceptableCost) {
   EXPECT_FALSE(decide(report::Interval{0.3, -0.1, 0.5, 0.95}, better, 0.0, 0.10).supported());
 }
 
+// "Convergence or end-task quality": an end-task gain whose interval excludes zero stands in for an
+// unclear loss; an unclear or negative one does not.
+TEST(Decision, AnEndTaskGainAloneSatisfiesTheQualityCondition) {
+  const report::Interval lower{0.3, 0.1, 0.5, 0.95}, unclear_loss{-0.01, -0.03, 0.01, 0.95};
+  const report::Interval gain{0.04, 0.01, 0.07, 0.95}, unclear_gain{0.04, -0.01, 0.07, 0.95}, drop{-0.04, -0.07, -0.01, 0.95};
+  const auto d = decide(lower, unclear_loss, 0.05, 0.10, gain);
+  EXPECT_FALSE(d.loss_better);
+  EXPECT_TRUE(d.end_task_better);
+  EXPECT_TRUE(d.supported());
+  EXPECT_FALSE(decide(lower, unclear_loss, 0.05, 0.10, unclear_gain).supported());
+  EXPECT_FALSE(decide(lower, unclear_loss, 0.05, 0.10, drop).supported());
+  EXPECT_FALSE(decide(lower, unclear_loss, 0.05, 0.10).end_task_better);  // not measured
+  EXPECT_FALSE(decide(lower, unclear_loss, 0.12, 0.10, gain).supported());  // the cost still counts
+}
+
 }  // namespace
 }  // namespace k3lab::experiments::per_head_muon

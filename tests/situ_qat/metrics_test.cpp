@@ -131,5 +131,19 @@ TEST(Decision, WinTradeOffOrNotSupported) {
   EXPECT_EQ(to_string(Verdict::TradeOff), "trade-off, not a win");
 }
 
+// Downstream quality counts as quality: a reliable drop makes reduced tails a trade-off even when the
+// validation loss is kept; an unclear drop or a gain does not.
+TEST(Decision, AReliableDownstreamDropIsAQualityLoss) {
+  const auto reduced = interval(0.3, 0.1, 0.5);
+  const auto kept = interval(0.01, -0.01, 0.03);
+  const auto d = decide(reduced, reduced, kept, interval(-0.05, -0.08, -0.02));
+  EXPECT_FALSE(d.loss_lost);
+  EXPECT_TRUE(d.downstream_lost);
+  EXPECT_EQ(d.verdict, Verdict::TradeOff);
+  EXPECT_EQ(decide(reduced, reduced, kept, interval(-0.05, -0.08, 0.01)).verdict, Verdict::Win);
+  EXPECT_EQ(decide(reduced, reduced, kept, interval(0.05, 0.02, 0.08)).verdict, Verdict::Win);
+  EXPECT_FALSE(decide(reduced, reduced, kept).downstream_lost);  // not measured
+}
+
 }  // namespace
 }  // namespace k3lab::experiments::situ_qat

@@ -153,7 +153,7 @@ struct UnitRun {
   Unit unit = enumerate_units(parse_parameters(parameters)).at(1);  // situ-glu, first seed
 };
 
-TEST(RunUnit, IsDeterministicAndRecordsTheProtocolsSpikesAndNoDownstreamSuite) {
+TEST(RunUnit, IsDeterministicAndRecordsTheProtocolsSpikesAndDownstreamSuite) {
   UnitRun a, b;
   const auto first = run_training_unit(a.unit, a.env);
   const auto second = run_training_unit(b.unit, b.env);
@@ -161,7 +161,10 @@ TEST(RunUnit, IsDeterministicAndRecordsTheProtocolsSpikesAndNoDownstreamSuite) {
   EXPECT_EQ(first.data, second.data);
   EXPECT_EQ(first.data.at("ffn_kind"), "situ_glu");
   EXPECT_EQ(first.data.at("loss_spikes").at("threshold_sigma"), 5.0);
-  EXPECT_FALSE(first.data.at("downstream_task_quality").at("measured").get<bool>());
+  const auto& downstream = first.data.at("downstream_task_quality");
+  EXPECT_TRUE(downstream.at("measured").get<bool>());
+  EXPECT_EQ(downstream.at("suite").at("suite"), "builtin-tiny-next-passage");
+  EXPECT_EQ(downstream.at("final").at("chance"), 0.25);
 }
 
 TEST(RunUnit, AnInterruptedUnitResumesFromItsCheckpointToTheSameResult) {

@@ -12,6 +12,7 @@
 #include "attn_res/run_unit.hpp"
 #include "attn_res/unit_metrics.hpp"
 #include "attn_res/units.hpp"
+#include "k3lab/experiments/training/downstream_page.hpp"
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
@@ -372,13 +373,16 @@ ArmRule add_conditions(const ByArm& by_arm, const std::string& arm, const Decisi
 }
 
 void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const training::RunOutcomes& outcomes,
-                  const Decision& d, report::Page& page) {
+                  const Decision& d, const training::DownstreamResults& downstream, report::Page& page) {
   auto t = training::make_table("decision", "Predeclared decision rule (paired seeds at the token budget)",
                                 {"arm", "condition", "values", "holds"});
   for (const auto& arm : kAttnResArms) {
     const auto tally = training::tally_seeds(outcomes, arm, {kBaseline});
     const auto rule = add_conditions(by_arm, arm, d, t);
     for (auto& row : training::tally_rows(tally)) t.rows.push_back({arm, row[0], row[1], row[2]});
+    t.rows.push_back({arm, "reported beside the rule, not part of it: downstream " + downstream.metric +
+                               " difference against " + kBaseline + " (interval excludes zero?)",
+                      downstream.effect(arm, kBaseline), downstream.answer(arm, kBaseline, false)});
     t.rows.push_back({arm, "verdict: (a) and (b) claim the gain; (c) and (d) must hold; no seed lost by the arm",
                       training::counted_verdict(tally, rule.verdict, "no reliable gain"),
                       yes_no(tally.claim_allowed() && rule.claimed)});
@@ -404,18 +408,21 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
       by_arm[arm].emplace(seed, std::move(*m));
     }
   }
-  page.add_text(std::string("**downstream_task_quality: not measured.** ") + kDownstreamNotMeasured + ".");
   if (!training::state_rule_before_results(outcomes, !by_arm.empty(), page)) return;
   const auto p = parse_parameters(records.manifest.at("parameters"));
   add_loss_by_seed(by_arm, page);
   add_paired_gain(by_arm, p.decision, page);
+  training::DownstreamSection section{arm_ids(), {}, p.decision, "decision"};
+  for (const auto& arm : kAttnResArms) section.comparisons.push_back({arm, kBaseline});
+  section.counts = [&outcomes](const nlohmann::json& r) { return outcomes.counts(r); };
+  const auto downstream = training::add_downstream_results(records.manifest.at("parameters"), terminal, section, page);
   add_engineering(by_arm, p.decision, page);
   add_block_vs_full(by_arm, page);
   add_depth_attention(by_arm, page);
   add_gradient_norms(by_arm, page);
   add_loss_chart(by_arm, page);
   if (!training::decision_readable(outcomes, protocol, records, page)) return;
-  add_decision(protocol, by_arm, outcomes, p.decision, page);
+  add_decision(protocol, by_arm, outcomes, p.decision, downstream, page);
 }
 
 }  // namespace k3lab::experiments::attn_res

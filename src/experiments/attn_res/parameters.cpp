@@ -36,6 +36,7 @@ void declare(Fields<Parameters>& f) {
   f.part(training::declare_data, {});
   f.part(training::declare_token_schedule,
          {.batching = {.batch_tokens = "tokens per optimizer step, never shrunk for one design"}});
+  f.part(training::declare_downstream, "the predeclared downstream suite, scored at at_tokens and at the budget (docs/downstream.md)");
   f.part(training::declare_optimizer, {});
   f.object("decision", "the seed's decision rule, as numbers", &Parameters::decision, declare_decision);
 }
@@ -50,6 +51,7 @@ void check(const Parameters& p, training::Issues& issues) {
                                                        std::to_string(3 * block)});
   }
   training::check_token_schedule(p, issues);
+  training::check_downstream(p, p, p.model.vocab_size, p, issues);
 }
 
 }  // namespace

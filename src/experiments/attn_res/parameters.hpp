@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/schema.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 
 namespace k3lab::experiments::attn_res {
@@ -20,7 +21,8 @@ struct Decision : training::Bootstrap {
   double max_throughput_regression = 0;  // relative, training tokens per second
 };
 
-struct Parameters : training::Seeds, training::DataSource, training::TokenSchedule, training::OptimizerBlock {
+struct Parameters : training::Seeds, training::DataSource, training::TokenSchedule, training::OptimizerBlock,
+                    training::DownstreamBlock {
   Model model;
   int attnres_block_layers = 0;
   Decision decision;

@@ -5,6 +5,7 @@
 #include "attn_res/arm_model.hpp"
 #include "attn_res/depth_probe.hpp"
 #include "attn_res/residual_memory.hpp"
+#include "k3lab/experiments/training/downstream.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/device.hpp"
 #include "k3lab/train/distributed.hpp"
@@ -32,20 +33,26 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                          {"parameters", breakdown.total()},
                          {"attnres_parameters", breakdown.residual},
                          {"stored_residual_memory", memory.to_json()},
-                         {"downstream_task_quality", {{"measured", false}, {"reason", kDownstreamNotMeasured}}},
                          {"trainer_config", config.to_json()}};
 
   train::Dataset dataset;
   if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
     return *failure;
   }
+  std::optional<training::DownstreamProbe> downstream;
+  if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
+    return *failure;
+  }
   const DepthProbe probe(p, dataset, config.resolved_micro_batch_rows());
 
   auto hooks = training::unit_hooks(unit, env);
-  hooks.evaluate = [&](train::EvalContext& context) { return probe.evaluate(context.model, context.device); };
+  hooks.evaluate = training::with_downstream(
+      [&](train::EvalContext& context) { return probe.evaluate(context.model, context.device); },
+      downstream);
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
+  data["downstream_task_quality"] = training::downstream_record(downstream, data["training"]["evaluations"]);
   if (result.parameters != breakdown.total()) {
     throw std::logic_error("attn-res: the built model has " + std::to_string(result.parameters) +
                            " parameters but the closed-form count says " + std::to_string(breakdown.total()));

@@ -1,7 +1,7 @@
 #pragma once
 // One attn-res unit: train one (arm, seed) model to exactly the token budget with the shared
 // trainer, evaluating (validation loss, depth_probe.hpp) and checkpointing every
-// eval_interval_tokens; record the stored residual memory (residual_memory.hpp) and, in timing, the
+// eval_interval_tokens, with the downstream suite at its points (training/downstream.hpp); record the stored residual memory (residual_memory.hpp) and, in timing, the
 // training throughput and allocator peak.
 #include <filesystem>
 #include <string>
@@ -18,12 +18,6 @@ namespace k3lab::experiments::attn_res {
 train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm, std::uint64_t seed,
                                     const nlohmann::json& options, const std::filesystem::path& checkpoint_dir);
 
-
-
-// Why downstream_task_quality has no number: recorded in every result and shown on the page.
-inline constexpr const char* kDownstreamNotMeasured =
-    "the protocol names no downstream suite (\"the predeclared downstream suite\" is not declared in "
-    "parameters), so none is run; choosing one after the fact would not be predeclared";
 
 UnitOutcome run_training_unit(const Unit& unit, RunEnv& env);
 

@@ -5,9 +5,11 @@
 #include <optional>
 
 #include "hybrid_attention/decision.hpp"
+#include "hybrid_attention/parameters.hpp"
 #include "hybrid_attention/unit_metrics.hpp"
 #include "hybrid_attention/units.hpp"
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/downstream_page.hpp"
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
@@ -225,6 +227,14 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
   add_inference_memory(runs, page);
   add_curves(runs, page);
   add_frontier(runs, f, page);
+  const auto& parameters = records.manifest.at("parameters");
+  training::add_downstream_results(parameters, terminal,
+                                   {arm_ids(),
+                                    {{"hybrid-3kda-1mla", "all-kda"}, {"hybrid-3kda-1mla", "full-attention"}},
+                                    parse_parameters(parameters).analysis.value_or(training::Bootstrap{}), "analysis",
+                                    "downstream_task_quality",
+                                    [&outcomes](const nlohmann::json& r) { return outcomes.counts(r); }},
+                                   page);
   if (!training::decision_readable(outcomes, protocol, records, page)) return;
   add_decision(protocol, runs, outcomes, f, page);
 }

@@ -45,10 +45,13 @@ void declare(Fields<Parameters>& f) {
     l.integer("examples_per_length", "retrieval examples per length at every evaluation", &Parameters::long_context_examples)
         .at_least(1);
   });
+  f.part(training::declare_downstream, "the predeclared downstream suite, scored at at_tokens and at the budget (docs/downstream.md)");
   f.number("safety_timeout_hours", "a run still training after this long is marked incomplete",
            &Parameters::safety_timeout_hours)
       .above(0);
   f.part(training::declare_optimizer, {});
+  f.optional_object("analysis", "predeclared analysis settings of the paired downstream comparisons",
+                    &Parameters::analysis, [](Fields<training::Bootstrap>& a) { training::declare_bootstrap(a, {}); });
 }
 
 void check(const Parameters& p, training::Issues& issues) {
@@ -62,6 +65,11 @@ void check(const Parameters& p, training::Issues& issues) {
                                                         std::to_string(p.model.kda_chunk_size) + ")"});
   }
   training::check_token_schedule(p, issues);
+  training::check_downstream(p, p, p.model.vocab_size, p, issues);
+  if (p.downstream && !p.analysis) {
+    issues.push_back({"parameters.analysis", "is required with parameters.downstream: it sets the bootstrap of the "
+                                             "paired downstream comparisons"});
+  }
   bool beyond = false;
   for (auto length : p.long_context_lengths) beyond |= length > p.sequence_length;
   if (!beyond) {

@@ -2,11 +2,13 @@
 // The parameters block of experiments/hybrid-attention.json: the parts every proxy experiment shares
 // (training/parameters.hpp) and this module's own fields.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/schema.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 
 namespace k3lab::experiments::hybrid_attention {
@@ -18,7 +20,11 @@ struct Model : training::ModelShape {
   std::int64_t ffn_multiple = 0;  // each arm's FFN width is solved to the parameter target in these steps
 };
 
-struct Parameters : training::Seeds, training::DataSource, training::TokenSchedule, training::OptimizerBlock {
+struct Parameters : training::Seeds, training::DataSource, training::TokenSchedule, training::OptimizerBlock,
+                    training::DownstreamBlock {
+  // The paired downstream comparisons' bootstrap (the decision rule reads seed means); required with a
+  // downstream suite, absent in protocol versions before 4.
+  std::optional<training::Bootstrap> analysis;
   std::int64_t target_parameters = 0;
   double parameter_tolerance = 0;
   Model model;

@@ -4,6 +4,7 @@
 
 #include "hybrid_attention/arm_model.hpp"
 #include "hybrid_attention/probes.hpp"
+#include "k3lab/experiments/training/downstream.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/device.hpp"
 #include "k3lab/train/distributed.hpp"
@@ -43,13 +44,19 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
     return *failure;
   }
+  std::optional<training::DownstreamProbe> downstream;
+  if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
+    return *failure;
+  }
   const LongContextProbes probes(p, dataset);
 
   auto hooks = training::unit_hooks(unit, env);
-  hooks.evaluate = [&](train::EvalContext& context) { return probes.evaluate(context.model, context.device); };
+  hooks.evaluate = training::with_downstream(
+      [&](train::EvalContext& context) { return probes.evaluate(context.model, context.device); }, downstream);
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
+  data["downstream_task_quality"] = training::downstream_record(downstream, data["training"]["evaluations"]);
   nlohmann::json timing = {{"training", result.timing_json()}};
   if (result.parameters != count) {
     throw std::logic_error("hybrid-attention: the built model has " + std::to_string(result.parameters) +

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/downstream_page.hpp"
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
@@ -93,7 +94,8 @@ std::map<std::string, report::Interval> add_comparisons(const Parameters& p, con
 }
 
 void add_decision(const core::Protocol& protocol, const Parameters& p, const training::SeedTally& tally,
-                  const std::map<std::string, report::Interval>& intervals, report::Page& page) {
+                  const std::map<std::string, report::Interval>& intervals, const training::DownstreamResults& end_task,
+                  report::Page& page) {
   using training::effect_text;
   using training::yes_no;
   auto decision = training::decision_table("Predeclared decision rule (Per-Head Muon vs standard Muon, paired by seed)");
@@ -102,12 +104,14 @@ void add_decision(const core::Protocol& protocol, const Parameters& p, const tra
     const auto& disp = intervals.at("update-norm dispersion");
     const auto& vloss = intervals.at("validation loss");
     const auto& step_time = intervals.at("optimizer step time");
-    const auto d = decide(disp, vloss, step_time.estimate, p.max_step_time_overhead);
+    const auto d = decide(disp, vloss, step_time.estimate, p.max_step_time_overhead, end_task.difference("per-head-muon", "muon"));
     decision.rows.push_back({"(a) update-norm dispersion lower (reduction positive, interval excludes zero)?",
                              effect_text(disp), yes_no(d.dispersion_lower)});
-    decision.rows.push_back({"(b) validation loss lower (difference negative, interval excludes zero)?", effect_text(vloss),
-                             yes_no(d.quality_better)});
-    decision.rows.push_back({"(b) end-task quality higher?", "not measured (no suite declared)", "not measured"});
+    decision.rows.push_back({"(b1) validation loss lower (difference negative, interval excludes zero)?", effect_text(vloss),
+                             yes_no(d.loss_better)});
+    decision.rows.push_back({"(b2) end-task " + end_task.metric + " higher (difference positive, interval excludes zero)?",
+                             end_task.effect("per-head-muon", "muon"), end_task.answer("per-head-muon", "muon", false)});
+    decision.rows.push_back({"(b) convergence or end-task quality better (b1 or b2)?", "", yes_no(d.quality_better)});
     decision.rows.push_back({"(c) step-time overhead at most " +
                                  report::format_significant(100 * p.max_step_time_overhead, 3) + "%?",
                              effect_text(step_time), yes_no(d.cost_acceptable)});
@@ -129,10 +133,7 @@ std::string spec_arm(const nlohmann::json& record) {
 }  // namespace
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
-  page.add_text("End-task quality: **not measured**. The protocol's metric is \"accuracy on the predeclared "
-                "downstream suite\", but experiments/per-head-muon.json declares no suite; k3lab does not invent one "
-                "after the freeze. Validation loss is the only quality measure on this page. Optimizer step time is "
-                "wall-clock timing (record timing, not deterministic data).");
+  page.add_text("Optimizer step time is wall-clock timing (record timing, not deterministic data).");
   if (!records.manifest.contains("parameters")) return;
   const auto p = parse_parameters(records.manifest.at("parameters"));
   const auto terminal = records.terminal_records();
@@ -147,6 +148,11 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
                                            "once a confirmatory unit has a result."))
     return;
   add_confirmatory(runs, page);
+  const auto end_task = training::add_downstream_results(
+      records.manifest.at("parameters"), terminal,
+      {arm_ids(), {{"per-head-muon", "muon"}, {"per-head-muon", "adamw"}}, p, "decision", "end_task_quality",
+       [&outcomes](const nlohmann::json& r) { return confirmatory(r) && outcomes.counts(r); }},
+      page);
 
   const auto tally = training::tally_seeds(outcomes, "per-head-muon", {"muon"});
   const auto [treatment, control] = training::paired_runs(runs, tally, "muon");
@@ -155,7 +161,7 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
     intervals = add_comparisons(p, treatment, control, page);
   }
   if (!training::decision_readable(outcomes, protocol, records, page)) return;
-  add_decision(protocol, p, tally, intervals, page);
+  add_decision(protocol, p, tally, intervals, end_task, page);
 }
 
 }  // namespace k3lab::experiments::per_head_muon

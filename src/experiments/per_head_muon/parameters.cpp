@@ -75,6 +75,7 @@ void declare(Fields<Parameters>& f) {
   f.integer("pilot_token_budget", "training tokens of every pilot run", &Parameters::pilot_token_budget).at_least(1);
   f.part(training::declare_batching, {});
   f.part(training::declare_evaluation, {});
+  f.part(training::declare_downstream, "the predeclared downstream suite, scored at at_tokens and at the budget (docs/downstream.md)");
   declare_optimizers(f);
   f.group("decision", "the decision rule's numbers", [](Fields<Parameters>& d) {
     d.number("max_step_time_overhead", "acceptable optimizer step-time increase of Per-Head Muon over Muon",
@@ -104,6 +105,7 @@ void check(const Parameters& p, training::Issues& issues) {
     }
   }
   training::check_token_schedule(p, issues);
+  training::check_downstream(p, p, p.model.vocab_size, p, issues);
   training::check_whole_intervals(p.pilot_token_budget, "parameters.pilot_token_budget", p, issues);
 }
 

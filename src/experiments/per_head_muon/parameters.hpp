@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/schema.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 
 namespace k3lab::experiments::per_head_muon {
@@ -21,7 +22,7 @@ struct Configuration {
 };
 
 // token_budget: confirmatory runs. Bootstrap: under "decision".
-struct Parameters : training::DataSource, training::TokenSchedule, training::Bootstrap {
+struct Parameters : training::DataSource, training::TokenSchedule, training::Bootstrap, training::DownstreamBlock {
   std::vector<std::uint64_t> pilot_seeds;
   std::vector<std::uint64_t> confirmatory_seeds;
   Model model;

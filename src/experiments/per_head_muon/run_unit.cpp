@@ -4,6 +4,7 @@
 
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/experiments/training/dense_model.hpp"
+#include "k3lab/experiments/training/downstream.hpp"
 #include "k3lab/models/layer_schedule.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/distributed.hpp"
@@ -107,43 +108,40 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   config.distributed = train::as_distributed(env.distributed);
   data["parameters"] = models::count_parameters(config.model);
   data["trainer_config"] = config.to_json();
-  data["end_task_quality"] = {
-      {"measured", false},
-      {"reason", "the protocol names no downstream suite (\"the predeclared downstream suite\" is not declared in "
-                 "experiments/per-head-muon.json), so none is run rather than one invented"}};
 
   train::Dataset dataset;
-  try {
-    dataset = train::load_dataset(training::dataset_request(p, p.model.vocab_size, env.options));
-  } catch (const std::exception& e) {
-    return UnitOutcome::failure(kDataUnavailable, e.what(), data);
+  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
+    return *failure;
   }
-  data["dataset"] = dataset.provenance;
+  // End-task quality belongs to the confirmatory runs (the protocol's evaluation cadence); pilots select
+  // by validation loss alone.
+  std::optional<training::DownstreamProbe> downstream;
+  if (phase == "confirmatory") {
+    if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
+      return *failure;
+    }
+  }
 
   auto probe = std::make_shared<train::OptimizerProbe>();
   probe->interval_steps = p.eval_interval_tokens / p.batch_tokens;
   config.optimizer_factory = arm_optimizer_factory(arm, probe);
 
-  train::TrainerHooks hooks;
-  hooks.evaluate = [&](train::EvalContext& context) {
-    nlohmann::json probes = {{"head_diversity", head_diversity(context.model, p.model.n_heads)}};
-    // The update that led to this checkpoint (the probe measures every interval_steps-th step).
-    if (probe->last_update_norms.is_object() && probe->last_update_norms.value("step", -1) == context.step) {
-      probes["update_norms"] = probe->last_update_norms;
-      probes["update_norm_dispersion"] = update_dispersion(probe->last_update_norms);
-    }
-    return probes;
-  };
-  hooks.on_evaluation = [&](const nlohmann::json& record) {
-    if (env.note) env.note(unit.id, {{"kind", "note"}, {"note", "evaluation"}, {"evaluation", record}});
-  };
-  hooks.progress = [&](double fraction) {
-    if (env.progress) env.progress(fraction);
-  };
-  hooks.stop_requested = env.stop_requested;
+  auto hooks = training::unit_hooks(unit, env);
+  hooks.evaluate = training::with_downstream(
+      [&](train::EvalContext& context) {
+        nlohmann::json probes = {{"head_diversity", head_diversity(context.model, p.model.n_heads)}};
+        // The update that led to this checkpoint (the probe measures every interval_steps-th step).
+        if (probe->last_update_norms.is_object() && probe->last_update_norms.value("step", -1) == context.step) {
+          probes["update_norms"] = probe->last_update_norms;
+          probes["update_norm_dispersion"] = update_dispersion(probe->last_update_norms);
+        }
+        return probes;
+      },
+      downstream);
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
+  if (phase == "confirmatory") data["end_task_quality"] = training::downstream_record(downstream, data["training"]["evaluations"]);
   const nlohmann::json timing = {{"training", result.timing_json()},
                                  {"optimizer_step_time_s", step_time_json(probe->step_seconds, probe->interval_steps)}};
   return training_outcome(result, "per-head-muon", unit, std::move(data), timing);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "k3lab/experiments/training/arm_runs.hpp"
+#include "k3lab/experiments/training/downstream_page.hpp"
 #include "k3lab/experiments/training/failure_rule.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/page_tables.hpp"
@@ -110,7 +111,8 @@ std::map<std::string, report::Interval> add_comparisons(const Parameters& p, con
 }
 
 void add_decision(const core::Protocol& protocol, const training::SeedTally& tally,
-                  const std::map<std::string, report::Interval>& intervals, report::Page& page) {
+                  const std::map<std::string, report::Interval>& intervals,
+                  const training::DownstreamResults& downstream, report::Page& page) {
   using training::effect_text;
   using training::yes_no;
   auto decision = training::decision_table("Predeclared decision rule (paired by seed, at the budget)");
@@ -119,14 +121,17 @@ void add_decision(const core::Protocol& protocol, const training::SeedTally& tal
     const auto& tail_i = intervals.at("hidden product p99.9");
     const auto& error_i = intervals.at("quantization error: FFN output");
     const auto& loss_i = intervals.at("validation loss");
-    const auto d = decide(tail_i, error_i, loss_i);
+    const auto d = decide(tail_i, error_i, loss_i, downstream.difference("situ-glu", "swiglu"));
     decision.rows.push_back({"hidden product p99.9 reduced (positive, interval excludes zero)?", effect_text(tail_i),
                              yes_no(positive_beyond_zero(tail_i))});
     decision.rows.push_back({"FFN-output quantization error reduced (positive, interval excludes zero)?",
                              effect_text(error_i), yes_no(positive_beyond_zero(error_i))});
     decision.rows.push_back({"tails reduced (both of the above)?", "", yes_no(d.tails_reduced)});
-    decision.rows.push_back({"quality lost (validation-loss difference positive, interval excludes zero)?",
-                             effect_text(loss_i), yes_no(d.quality_lost)});
+    decision.rows.push_back({"validation loss worse (difference positive, interval excludes zero)?", effect_text(loss_i),
+                             yes_no(d.loss_lost)});
+    decision.rows.push_back({"downstream " + downstream.metric + " lower (difference negative, interval excludes zero)?",
+                             downstream.effect("situ-glu", "swiglu"), downstream.answer("situ-glu", "swiglu", true)});
+    decision.rows.push_back({"quality lost (either of the two)?", "", yes_no(d.quality_lost)});
     decision.rows.push_back({"loss spikes (reported beside the rule)", effect_text(intervals.at("loss spikes")), ""});
     decision.rows.push_back({"saturation time (reported beside the rule)", effect_text(intervals.at("saturation time")), ""});
     rule_verdict = to_string(d.verdict);
@@ -145,9 +150,6 @@ void add_decision(const core::Protocol& protocol, const training::SeedTally& tal
 
 void add_results(const core::Protocol& protocol, const RunRecords& records, report::Page& page) {
   const auto [terminal, outcomes, runs] = training::read_results<UnitMetrics>(records, arm_ids(), unit_metrics);
-  page.add_text("Downstream task quality: **not measured**. The protocol's metric is \"accuracy on the predeclared "
-                "downstream suite\", but experiments/situ-qat.json declares no suite; k3lab does not invent one after "
-                "the freeze. Validation loss is the only quality measure on this page.");
   if (!training::state_rule_before_results(outcomes, !runs.by_arm.empty(), page)) return;
   auto per_arm = training::arm_mean_table("final-metrics",
                                           "Per-arm results at the token budget (mean over seeds, Student-t 95% interval)",
@@ -159,15 +161,21 @@ void add_results(const core::Protocol& protocol, const RunRecords& records, repo
                     "in both arms; in SwiGLU nothing is capped, so it counts large pre-activations only.";
   page.add_table(std::move(per_arm));
   add_charts(runs, page);
+  const auto& parameters = records.manifest.at("parameters");
+  const auto p = parse_parameters(parameters);
+  const auto downstream = training::add_downstream_results(
+      parameters, terminal, {arm_ids(), {{"situ-glu", "swiglu"}}, p, "analysis", "downstream_task_quality",
+                               [&outcomes](const nlohmann::json& r) { return outcomes.counts(r); }},
+      page);
 
   const auto tally = training::tally_seeds(outcomes, "situ-glu", {"swiglu"});
   const auto [treatment, control] = training::paired_runs(runs, tally, "swiglu");
   std::map<std::string, report::Interval> intervals;
   if (!training::too_few_pairs(control.size(), "seeds with a result in both arms", page)) {
-    intervals = add_comparisons(parse_parameters(records.manifest.at("parameters")), treatment, control, page);
+    intervals = add_comparisons(p, treatment, control, page);
   }
   if (!training::decision_readable(outcomes, protocol, records, page)) return;
-  add_decision(protocol, tally, intervals, page);
+  add_decision(protocol, tally, intervals, downstream, page);
 }
 
 }  // namespace k3lab::experiments::situ_qat

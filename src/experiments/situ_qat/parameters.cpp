@@ -51,6 +51,7 @@ void declare(Fields<Parameters>& f) {
              &Parameters::loss_spike_threshold_sigma)
         .above(0);
   });
+  f.part(training::declare_downstream, "the predeclared downstream suite, scored at at_tokens and at the budget (docs/downstream.md)");
   f.number("saturation_tanh_level", "a pre-activation counts as saturated when |tanh(z / beta)| reaches this level",
            &Parameters::saturation_tanh_level)
       .above(0)
@@ -73,6 +74,7 @@ void check(const Parameters& p, training::Issues& issues) {
     }
   }
   training::check_token_schedule(p, issues);
+  training::check_downstream(p, p, p.model.vocab_size, p, issues);
   training::check_sampling_interval(p.histogram_interval_tokens, "parameters.activation_histograms.interval_tokens", p,
                                     issues);
 }

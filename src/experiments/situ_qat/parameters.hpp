@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/schema.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 
 namespace k3lab::experiments::situ_qat {
@@ -27,7 +28,8 @@ struct Parameters : training::Seeds,
                     training::DataSource,
                     training::TokenSchedule,
                     training::OptimizerBlock,
-                    training::Bootstrap {
+                    training::Bootstrap,
+                    training::DownstreamBlock {
   Model model;
   double beta1 = 0;  // SiTU-GLU gate cap
   double beta2 = 0;  // SiTU-GLU up-branch cap

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "k3lab/experiments/training/downstream.hpp"
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/distributed.hpp"
 #include "situ_qat/activation_probe.hpp"
@@ -44,27 +45,30 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                          {"parameters", models::count_parameters(config.model)},
                          {"ffn_kind", models::to_string(config.model.ffn.kind)},
                          {"trainer_config", config.to_json()},
-                         {"histogram_interval_tokens", p.histogram_interval_tokens},
-                         {"downstream_task_quality",
-                          {{"measured", false},
-                           {"reason", "the protocol names no downstream suite (\"the predeclared downstream suite\" is not "
-                                      "declared in experiments/situ-qat.json), so none is run rather than one invented"}}}};
+                         {"histogram_interval_tokens", p.histogram_interval_tokens}};
 
   train::Dataset dataset;
   if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
     return *failure;
   }
+  std::optional<training::DownstreamProbe> downstream;
+  if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
+    return *failure;
+  }
   const ActivationProbe probe(p, dataset);
 
   auto hooks = training::unit_hooks(unit, env);
-  hooks.evaluate = [&](train::EvalContext& context) {
-    nlohmann::json probes = nlohmann::json::object();
-    if (context.tokens % p.histogram_interval_tokens == 0) probes["activations"] = probe.measure(context.model, context.device);
-    return probes;
-  };
+  hooks.evaluate = training::with_downstream(
+      [&](train::EvalContext& context) {
+        nlohmann::json probes = nlohmann::json::object();
+        if (context.tokens % p.histogram_interval_tokens == 0) probes["activations"] = probe.measure(context.model, context.device);
+        return probes;
+      },
+      downstream);
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();
+  data["downstream_task_quality"] = training::downstream_record(downstream, data["training"]["evaluations"]);
   data["loss_spikes"] = loss_spikes_json(result.state.losses, p.loss_spike_window_updates, p.loss_spike_threshold_sigma,
                                          p.batch_tokens);
   const nlohmann::json timing = {{"training", result.timing_json()}};

@@ -83,6 +83,8 @@ bool RunOutcomes::excluded(std::uint64_t seed) const {
   return std::any_of(exclusions.begin(), exclusions.end(), [seed](const auto& e) { return e.seed == seed; });
 }
 
+bool RunOutcomes::counts(const nlohmann::json& record) const { return !excluded(seed_of(record)); }
+
 const ClassifiedRun* RunOutcomes::find(const std::string& arm, std::uint64_t seed) const {
   for (const auto& run : runs) {
     if (run.arm == arm && run.seed == seed) return &run;

@@ -58,6 +58,8 @@ struct RunOutcomes {
   bool complete() const { return planned > 0 && runs.size() >= planned; }
   std::string partial() const { return partial_label(ended(), planned); }
   bool excluded(std::uint64_t seed) const;
+  // Whether a terminal record's seed (its spec's, else its data's) is not excluded.
+  bool counts(const nlohmann::json& record) const;
   // The arm's run on a seed, or nullptr while it is open.
   const ClassifiedRun* find(const std::string& arm, std::uint64_t seed) const;
   // The arm's failures on seeds that count (not excluded).

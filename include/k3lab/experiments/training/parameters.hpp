@@ -66,6 +66,37 @@ class Fields {
     field.type = core::FieldType::Any;
     return field.optional();
   }
+  // An optional non-negative integer or null (both std::nullopt), like string_or_null.
+  template <class Of>
+  core::Field& count_or_null(std::string name, std::string doc, std::optional<std::uint64_t> Of::*member) {
+    static_assert(std::is_base_of_v<Of, T>, "the member must belong to T or a base of T");
+    readers_.push_back([name, member](const nlohmann::json& j, T& out) {
+      const auto value = j.value(name, nlohmann::json());
+      if (!value.is_null() && !value.is_number_unsigned()) {
+        throw std::invalid_argument("parameters field \"" + name + "\" must be a non-negative integer or null, got " +
+                                    value.dump());
+      }
+      out.*member = value.is_null() ? std::nullopt : std::optional<std::uint64_t>(value.get<std::uint64_t>());
+    });
+    auto& field = schema_->string(std::move(name), std::move(doc) + " (a non-negative integer or null)");
+    field.type = core::FieldType::Any;
+    return field.optional();
+  }
+  // An optional object (std::nullopt when absent) whose fields fill the member struct `member`.
+  template <class U, class Of>
+  core::Field& optional_object(std::string name, std::string doc, std::optional<U> Of::*member,
+                               const std::type_identity_t<std::function<void(Fields<U>&)>>& declare) {
+    static_assert(std::is_base_of_v<Of, T>, "the member must belong to T or a base of T");
+    Fields<U> inner;
+    declare(inner);
+    readers_.push_back([name, member, inner](const nlohmann::json& j, T& out) {
+      if (!j.contains(name)) return;
+      U value;
+      inner.read(j.at(name), value);
+      out.*member = std::move(value);
+    });
+    return schema_->object(std::move(name), inner.schema(), std::move(doc)).optional();
+  }
   // An object kept as JSON for its consumer (the trainer, an optimizer), validated by `schema`.
   template <class Of>
   core::Field& json_object(std::string name, std::shared_ptr<core::Schema> schema, std::string doc,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/training/design.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/gate.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 #include "k3lab/experiments/training/records_by_group.hpp"
@@ -75,7 +77,8 @@ class ProxyExperiment final : public Experiment {
     return m_.plan(m_.parameters->parse(parameters), units);
   }
   bool supports_data_parallel() const override { return m_.data_parallel; }
-  // The parameters name what the runner implements and the dataset loads (and passes the module's check).
+  // The parameters name what the runner implements, the dataset loads (and passes the module's check)
+  // and the downstream suite is in place and matches its pin.
   std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override {
     const auto p = m_.parameters->parse(parameters);
     if (m_.runner_problem) {
@@ -84,6 +87,9 @@ class ProxyExperiment final : public Experiment {
     try {
       const auto data = train::load_dataset(dataset_request(p, p.model.vocab_size, options));
       if (m_.check_dataset) m_.check_dataset(p, data);
+      if constexpr (std::is_base_of_v<DownstreamBlock, P>) {
+        if (p.downstream) load_downstream_suite(*p.downstream, p.model.vocab_size, train::data_root_from(options));
+      }
     } catch (const core::ProtocolError&) {
       throw;  // the folder differs from the protocol's pin (train::DataPinError): exit 3, nothing recorded
     } catch (const std::exception& e) {
