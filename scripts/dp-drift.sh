@@ -33,7 +33,8 @@ trap 'rm -rf "$work"' EXIT
 batch_tokens=128  # the smoke profile's: two rows of 64 tokens per step, one per rank
 eval_every=$(( steps >= 8 ? steps / 8 : 1 ))
 common=(run hybrid-attention --profile smoke --unfrozen --unit "arm=$arm/seed=3101" --threads 1 --device cpu
-  --set "token_budget=$((steps * batch_tokens))" --set "eval_interval_tokens=$((eval_every * batch_tokens))")
+  --set "token_budget=$((steps * batch_tokens))" --set "eval_interval_tokens=$((eval_every * batch_tokens))"
+  --set "downstream.at_tokens=[$((steps * batch_tokens))]")
 
 "$binary" "${common[@]}" --out "$work/one" >"$work/one.log" 2>&1 || { cat "$work/one.log" >&2; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,20 @@ std::vector<std::filesystem::path> ledgers_under(const std::filesystem::path& ro
     if (entry.path().filename() == "ledger.jsonl") found.push_back(entry.path());
   }
   return found;
+}
+
+// The result records of the one ledger under `runs` (none when there is no single ledger).
+std::vector<nlohmann::json> result_records(const std::filesystem::path& runs) {
+  const auto ledgers = ledgers_under(runs);
+  EXPECT_EQ(ledgers.size(), 1u);
+  std::vector<nlohmann::json> results;
+  if (ledgers.size() != 1) return results;
+  std::ifstream in(ledgers.front());
+  for (std::string line; std::getline(in, line);) {
+    auto record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "result") results.push_back(std::move(record));
+  }
+  return results;
 }
 
 ProcessOptions with_repository_protocols() {
@@ -143,19 +158,13 @@ TEST(DataPinCli, AMatchingFolderRunsAndItsRecordsNameTheLicenceAndHash) {
   const auto runs = dir.path() / "runs";
   const auto ran = run_pinned(dir, "\"" + hash + "\"", runs);
   ASSERT_EQ(ran.exit_code, 0) << ran.output();
-  const auto ledgers = ledgers_under(runs);
-  ASSERT_EQ(ledgers.size(), 1u);
-  std::ifstream in(ledgers.front());
-  int results = 0;
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.value("kind", "") != "result") continue;
-    ++results;
+  const auto results = result_records(runs);
+  EXPECT_FALSE(results.empty());
+  for (const auto& record : results) {
     const auto& dataset = record.at("data").at("dataset");
     EXPECT_EQ(dataset.value("manifest_sha256", ""), hash);
     EXPECT_EQ(dataset.value("licence", ""), "public domain");
   }
-  EXPECT_GT(results, 0);
 }
 
 // `k3lab run situ-qat --profile smoke` with parameters.downstream.sha256 set to `pin` (JSON for --set).
@@ -182,14 +191,9 @@ TEST(DownstreamPinCli, RunRefusesAnUnpinnedOrDifferentSuiteAndScoresThePinnedOne
 
   const auto ran = run_downstream_pinned("\"" + items_sha256 + "\"", runs);
   ASSERT_EQ(ran.exit_code, 0) << ran.output();
-  const auto ledgers = ledgers_under(runs);
-  ASSERT_EQ(ledgers.size(), 1u);
-  std::ifstream in(ledgers.front());
-  int results = 0;
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.value("kind", "") != "result") continue;
-    ++results;
+  const auto results = result_records(runs);
+  EXPECT_FALSE(results.empty());
+  for (const auto& record : results) {
     const auto& quality = record.at("data").at("downstream_task_quality");
     EXPECT_TRUE(quality.at("measured").get<bool>());
     EXPECT_EQ(quality.at("suite").at("items_sha256"), items_sha256);
@@ -197,7 +201,6 @@ TEST(DownstreamPinCli, RunRefusesAnUnpinnedOrDifferentSuiteAndScoresThePinnedOne
     EXPECT_EQ(quality.at("final").at("items"), 138);
     EXPECT_EQ(quality.at("final").at("chance"), 0.25);
   }
-  EXPECT_GT(results, 0);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ const FaultExperiment& training_experiment() {
   static const FaultExperiment experiment{
       "per-head-muon",
       {"--unfrozen", "--set", "model.d_model=16", "model.head_dim=8", "model.ffn_hidden=32", "token_budget=256",
-       "pilot_token_budget=256", "eval_interval_tokens=128"}};
+       "pilot_token_budget=256", "eval_interval_tokens=128", "downstream.at_tokens=[128,256]"}};
   return experiment;
 }
 

@@ -60,7 +60,8 @@ TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
     }
     EXPECT_EQ(static_cast<std::int64_t>(checkpoints), p.token_budget / p.histogram_interval_tokens);
     EXPECT_EQ(data.at("loss_spikes").at("window_updates"), p.loss_spike_window_updates);
-    EXPECT_FALSE(data.at("downstream_task_quality").at("measured").get<bool>());
+    EXPECT_TRUE(data.at("downstream_task_quality").at("measured").get<bool>());
+    EXPECT_EQ(data.at("downstream_task_quality").at("final").at("tokens"), p.token_budget);
   }
   report::Page page;
   make_experiment()->summarise(protocol, records, page);
@@ -72,16 +73,11 @@ TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
       EXPECT_NO_THROW(report::chart_svg(block.chart)) << block.chart.id;
     }
   }
-  for (const char* id : {"final-metrics", "paired-comparisons"}) EXPECT_TRUE(tables.count(id)) << id;
-  EXPECT_FALSE(tables.count("decision"));  // a smoke page reads no decision (docs/verdicts.md)
-  for (const char* id : {"activation-tails", "validation-loss"}) EXPECT_TRUE(charts.count(id)) << id;
-  bool downstream_noted = false;
-  for (const auto& block : page.blocks) {
-    if (block.kind == report::Block::Kind::Markdown && block.markdown.find("Downstream task quality: **not measured**") != std::string::npos) {
-      downstream_noted = true;
-    }
+  for (const char* id : {"final-metrics", "paired-comparisons", "downstream", "downstream-paired"}) {
+    EXPECT_TRUE(tables.count(id)) << id;
   }
-  EXPECT_TRUE(downstream_noted);
+  EXPECT_FALSE(tables.count("decision"));  // a smoke page reads no decision (docs/verdicts.md)
+  for (const char* id : {"activation-tails", "validation-loss", "downstream-by-tokens"}) EXPECT_TRUE(charts.count(id)) << id;
   std::cout << "situ-qat smoke profile: " << seconds << " s\n";
 }
 
@@ -92,7 +88,7 @@ TEST(SituQatSmoke, AMissingDatasetStopsTheRunBeforeAnyRecord) {
   request.profile = "smoke";
   request.runs_root = dir.path / "runs";
   request.unfrozen = true;
-  request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\"", "data.tokenizer=\"gpt2\""};
+  request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\""};  // the byte suite stays valid
   request.options = {{"device", "cpu"}, {"data_dir", (dir.path / "data").string()}};
   request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json";
   request.experiment_factory = make_experiment;

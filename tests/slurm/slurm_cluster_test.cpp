@@ -245,7 +245,7 @@ TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
   // Long enough (200 steps) that the stop lands mid-training.
   const std::vector<std::string> submit = {
       "run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--set", "token_budget=25600", "--set",
-      "eval_interval_tokens=6400", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
+      "eval_interval_tokens=6400", "--set", "downstream.at_tokens=[25600]", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
       "--executor", "slurm", "--slurm-opt", "ntasks=2"};
   const auto first = w.k3lab(submit);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;

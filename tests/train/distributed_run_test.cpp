@@ -135,7 +135,7 @@ TEST(DataParallelRun, TwoRanksTrainAUnitThatOnlyRankZeroRecords) {
 TEST(DataParallelRun, AKilledRankIsNotedAndTheSameCommandResumesTheUnit) {
   TempDir dir("dp-run-kill");
   const auto out = dir.path / "runs";
-  const auto args = run_args(out, {"--set", "token_budget=5120"});
+  const auto args = run_args(out, {"--set", "token_budget=5120", "--set", "downstream.at_tokens=[5120]"});
   const auto killed = run_ranks(dir.path, args, "killed", kill_after_first_evaluation(out, 1));
   EXPECT_EQ(killed[1].signal, SIGKILL);
   EXPECT_EQ(killed[0].code, 1) << read_file(dir.path / "killed-rank-0.log");
@@ -172,7 +172,7 @@ TEST(DataParallelRun, AKilledRankIsNotedAndTheSameCommandResumesTheUnit) {
 TEST(DataParallelRun, AKilledRankZeroIsNotedByTheSurvivorInItsOwnShard) {
   TempDir dir("dp-run-kill-root");
   const auto out = dir.path / "runs";
-  const auto killed = run_ranks(dir.path, run_args(out, {"--set", "token_budget=5120"}), "killed",
+  const auto killed = run_ranks(dir.path, run_args(out, {"--set", "token_budget=5120", "--set", "downstream.at_tokens=[5120]"}), "killed",
                                 kill_after_first_evaluation(out, 0));
   EXPECT_EQ(killed[0].signal, SIGKILL);
   EXPECT_EQ(killed[1].code, 1) << read_file(dir.path / "killed-rank-1.log");

@@ -36,13 +36,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
                          {"trainer_config", config.to_json()}};
 
   train::Dataset dataset;
-  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
-    return *failure;
-  }
   std::optional<training::DownstreamProbe> downstream;
-  if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
-    return *failure;
-  }
+  if (auto failure = training::load_unit_data(p, env.options, true, dataset, downstream, data)) return *failure;
   const DepthProbe probe(p, dataset, config.resolved_micro_batch_rows());
 
   auto hooks = training::unit_hooks(unit, env);

@@ -109,17 +109,12 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
   data["parameters"] = models::count_parameters(config.model);
   data["trainer_config"] = config.to_json();
 
-  train::Dataset dataset;
-  if (auto failure = training::load_unit_dataset(training::dataset_request(p, p.model.vocab_size, env.options), dataset, data)) {
-    return *failure;
-  }
   // End-task quality belongs to the confirmatory runs (the protocol's evaluation cadence); pilots select
   // by validation loss alone.
+  train::Dataset dataset;
   std::optional<training::DownstreamProbe> downstream;
-  if (phase == "confirmatory") {
-    if (auto failure = training::load_unit_downstream(p, p.model.vocab_size, p.sequence_length, env.options, downstream, data)) {
-      return *failure;
-    }
+  if (auto failure = training::load_unit_data(p, env.options, phase == "confirmatory", dataset, downstream, data)) {
+    return *failure;
   }
 
   auto probe = std::make_shared<train::OptimizerProbe>();

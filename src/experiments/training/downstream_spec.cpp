@@ -49,7 +49,7 @@ void check_points(const DownstreamSuite& s, const TokenSchedule& schedule, Issue
   }
   if (!s.at_tokens.empty() && s.at_tokens.back() != schedule.token_budget) {
     issues.push_back({path, "must end at token_budget (" + std::to_string(schedule.token_budget) +
-                                "): the suite is always scored at the end"});
+                                "): the suite is always scored at the end (with --set token_budget, set downstream.at_tokens too)"});
   }
 }
 

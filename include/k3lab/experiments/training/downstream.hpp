@@ -9,6 +9,7 @@
 
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/training/downstream_spec.hpp"
+#include "k3lab/experiments/training/training_unit.hpp"
 #include "k3lab/train/trainer.hpp"
 
 namespace k3lab::experiments::training {
@@ -35,6 +36,17 @@ class DownstreamProbe {
 std::optional<UnitOutcome> load_unit_downstream(const DownstreamBlock& block, std::int64_t vocab_size,
                                                 std::int64_t sequence_length, const nlohmann::json& options,
                                                 std::optional<DownstreamProbe>& probe, const nlohmann::json& data);
+
+// The unit's dataset (its provenance in data["dataset"]) and, with `score`, its downstream suite; the
+// data-unavailable failure (carrying `data`) when either cannot be loaded. P: a module's parameters.
+template <class P>
+std::optional<UnitOutcome> load_unit_data(const P& p, const nlohmann::json& options, bool score,
+                                          train::Dataset& dataset, std::optional<DownstreamProbe>& downstream,
+                                          nlohmann::json& data) {
+  if (auto failure = load_unit_dataset(dataset_request(p, p.model.vocab_size, options), dataset, data)) return failure;
+  if (!score) return std::nullopt;
+  return load_unit_downstream(p, p.model.vocab_size, p.sequence_length, options, downstream, data);
+}
 
 // The module's probes with the downstream scores added under "downstream" where they are due.
 // `downstream` must outlive the returned function.
