@@ -1,11 +1,12 @@
-// End to end: `k3lab run attn-res --profile smoke --unfrozen` through the generic runner (every arm
-// and seed trained to the budget), then the report page from the ledger alone.
+// The smoke profile end to end: every arm and seed of the committed smoke run (a fresh run of this build
+// equals it, tests/smoke) trained to the budget, then the report page from the ledger alone.
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "attn_res/parameters.hpp"
 #include "attn_res/units.hpp"
+#include "common/files.hpp"
 #include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/protocol.hpp"
@@ -17,23 +18,13 @@ namespace k3lab::experiments::attn_res {
 namespace {
 
 TEST(AttnResSmoke, TrainsEveryArmAndSeedToTheBudgetAndReports) {
-  k3lab::testing::TempDir runs("k3lab-attn-res-smoke");
-  RunRequest request;
-  request.experiment_id = "attn-res";
-  request.profile = "smoke";
-  request.runs_root = runs.path();
-  request.unfrozen = true;
-  request.options = {{"device", "cpu"}};
-  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/attn-res.json";
-  request.experiment_factory = make_experiment;
-  const auto summary = run_experiment(request);
-  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
-  const auto protocol = core::load_protocol(*request.protocol_file, &parameter_schema());
+  // The committed smoke run, proven equal to a fresh run of this build by ExperimentSmoke (tests/smoke).
+  const auto run_dir = k3lab::testing::smoke_fixture_run("attn-res");
+  const auto protocol =
+      core::load_protocol(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/attn-res.json", &parameter_schema());
   const auto p = parse_parameters(protocol.parameters_for("smoke"));
-  EXPECT_EQ(summary.planned, 3 * p.seeds.size());
-  EXPECT_EQ(summary.results, summary.planned);
-
-  RunRecords records{core::read_manifest(summary.run_dir), core::read_ledger(summary.run_dir), summary.run_dir};
+  RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
+  EXPECT_EQ(records.terminal_records().size(), 3 * p.seeds.size());
   for (const auto& r : records.terminal_records()) {
     ASSERT_EQ(r.at("kind"), "result") << r.dump();
     const auto& data = r.at("data");

@@ -85,6 +85,8 @@ void print_line(std::ostringstream& out, char kind, const std::string& line) {
 
 std::filesystem::path source_dir() { return K3LAB_SOURCE_DIR; }
 
+std::filesystem::path smoke_fixture_run(const std::string& id) { return source_dir() / "fixtures/reports" / id / "run"; }
+
 std::string read_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + file.string());

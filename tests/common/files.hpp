@@ -11,6 +11,12 @@ namespace k3lab::testing {
 // The repository root this suite was built from.
 std::filesystem::path source_dir();
 
+// The committed smoke run of experiment `id` (fixtures/reports/<id>/run: manifest and ledger). The
+// smoke tests (tests/smoke, ExperimentSmoke) prove it equal to a fresh run of this build apart from
+// t, seq, timing, worker and hardware, so a module's smoke test can check its properties without
+// training the profile a second time.
+std::filesystem::path smoke_fixture_run(const std::string& id);
+
 // The bytes of `file`; throws when it cannot be read.
 std::string read_file(const std::filesystem::path& file);
 

@@ -1,7 +1,8 @@
-// End to end: `k3lab run hybrid-attention --profile smoke --unfrozen` through the generic runner,
-// then the report page from the ledger alone.
+// The smoke profile end to end on the committed smoke run (a fresh run of this build equals it,
+// tests/smoke), then the report page from the ledger alone; and a missing dataset stops a run early.
 #include <gtest/gtest.h>
 
+#include "common/files.hpp"
 #include "common/temp_dir.hpp"
 #include "hybrid_attention/parameters.hpp"
 #include "hybrid_attention/units.hpp"
@@ -15,23 +16,13 @@ namespace k3lab::experiments::hybrid_attention {
 namespace {
 
 TEST(HybridAttentionSmoke, TrainsEveryArmAndSeedToTheBudgetAndReports) {
-  k3lab::testing::TempDir runs("k3lab-hybrid-smoke");
-  RunRequest request;
-  request.experiment_id = "hybrid-attention";
-  request.profile = "smoke";
-  request.runs_root = runs.path();
-  request.unfrozen = true;
-  request.options = {{"device", "cpu"}};
-  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/hybrid-attention.json";
-  request.experiment_factory = make_experiment;
-  const auto summary = run_experiment(request);
-  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
-  const auto protocol = core::load_protocol(*request.protocol_file, &parameter_schema());
+  // The committed smoke run, proven equal to a fresh run of this build by ExperimentSmoke (tests/smoke).
+  const auto run_dir = k3lab::testing::smoke_fixture_run("hybrid-attention");
+  const auto protocol =
+      core::load_protocol(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/hybrid-attention.json", &parameter_schema());
   const auto p = parse_parameters(protocol.parameters_for("smoke"));
-  EXPECT_EQ(summary.planned, 3 * p.seeds.size());
-  EXPECT_EQ(summary.results, summary.planned);
-
-  RunRecords records{core::read_manifest(summary.run_dir), core::read_ledger(summary.run_dir), summary.run_dir};
+  RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
+  EXPECT_EQ(records.terminal_records().size(), 3 * p.seeds.size());
   for (const auto& r : records.terminal_records()) {
     ASSERT_EQ(r.at("kind"), "result") << r.dump();
     const auto& data = r.at("data");

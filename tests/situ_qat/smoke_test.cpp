@@ -1,12 +1,11 @@
-// End to end: `k3lab run situ-qat --profile smoke --unfrozen` through the generic runner, then the
-// report page from the ledger alone.
+// The smoke profile end to end on the committed smoke run (a fresh run of this build equals it,
+// tests/smoke), then the report page from the ledger alone; and a missing dataset stops a run early.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <chrono>
 #include <set>
 
+#include "common/files.hpp"
+#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -18,38 +17,14 @@
 namespace k3lab::experiments::situ_qat {
 namespace {
 
-struct TempDir {
-  TempDir() : path(std::filesystem::temp_directory_path() / ("k3lab-situ-qat-smoke-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::filesystem::path path;
-};
-
 TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
-  TempDir runs;
-  RunRequest request;
-  request.experiment_id = "situ-qat";
-  request.profile = "smoke";
-  request.runs_root = runs.path;
-  request.unfrozen = true;
-  request.options = {{"device", "cpu"}};
-  request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json";
-  request.experiment_factory = make_experiment;
-  const auto start = std::chrono::steady_clock::now();
-  const auto summary = run_experiment(request);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
-  const auto protocol = core::load_protocol(*request.protocol_file, &parameter_schema());
+  // The committed smoke run, proven equal to a fresh run of this build by ExperimentSmoke (tests/smoke).
+  const auto run_dir = k3lab::testing::smoke_fixture_run("situ-qat");
+  const auto protocol =
+      core::load_protocol(std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json", &parameter_schema());
   const auto p = parse_parameters(protocol.parameters_for("smoke"));
-  EXPECT_EQ(summary.planned, 2 * p.seeds.size());
-  EXPECT_EQ(summary.results, summary.planned);
-
-  RunRecords records{core::read_manifest(summary.run_dir), core::read_ledger(summary.run_dir), summary.run_dir};
+  RunRecords records{core::read_manifest(run_dir), core::read_ledger(run_dir), run_dir};
+  EXPECT_EQ(records.terminal_records().size(), 2 * p.seeds.size());
   for (const auto& r : records.terminal_records()) {
     ASSERT_EQ(r.at("kind"), "result") << r.dump();
     const auto& data = r.at("data");
@@ -78,18 +53,17 @@ TEST(SituQatSmoke, TrainsBothArmsOnEverySeedToTheBudgetAndReports) {
   }
   EXPECT_FALSE(tables.count("decision"));  // a smoke page reads no decision (docs/verdicts.md)
   for (const char* id : {"activation-tails", "validation-loss", "downstream-by-tokens"}) EXPECT_TRUE(charts.count(id)) << id;
-  std::cout << "situ-qat smoke profile: " << seconds << " s\n";
 }
 
 TEST(SituQatSmoke, AMissingDatasetStopsTheRunBeforeAnyRecord) {
-  TempDir dir;
+  k3lab::testing::TempDir dir("k3lab-situ-qat-nodata");
   RunRequest request;
   request.experiment_id = "situ-qat";
   request.profile = "smoke";
-  request.runs_root = dir.path / "runs";
+  request.runs_root = dir.path() / "runs";
   request.unfrozen = true;
   request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\""};  // the byte suite stays valid
-  request.options = {{"device", "cpu"}, {"data_dir", (dir.path / "data").string()}};
+  request.options = {{"device", "cpu"}, {"data_dir", (dir.path() / "data").string()}};
   request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/situ-qat.json";
   request.experiment_factory = make_experiment;
   const auto summary = run_experiment(request);
