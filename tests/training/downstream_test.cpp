@@ -4,6 +4,7 @@
 // carries, and the page section's means and paired differences against values computed by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <variant>
 
@@ -11,6 +12,7 @@
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/experiments/training/downstream.hpp"
 #include "k3lab/experiments/training/downstream_page.hpp"
+#include "k3lab/experiments/training/plan_estimate.hpp"
 #include "k3lab/train/builtin_suite.hpp"
 #include "k3lab/train/multiple_choice.hpp"
 #include "common/temp_dir.hpp"
@@ -179,6 +181,35 @@ TEST(DownstreamSuiteLoad, TheHellaSwagFileIsFoundUnderTheDataRootAndCheckedAgain
   EXPECT_EQ(suite.provenance.at("sha256"), sha);
   EXPECT_EQ(suite.provenance.at("items"), 2);
   EXPECT_DOUBLE_EQ(suite.provenance.at("chance").get<double>(), 0.25);
+}
+
+// The plan's price of one scoring, against two identities of padded batches: one row a batch costs
+// the rows' own lengths; one batch of every row costs rows x the longest row.
+TEST(DownstreamPlan, TheBuiltinSuitesTokensPerScoringAreItsPaddedRows) {
+  const auto items = load_downstream_suite(builtin_spec(), 256, "/nonexistent").items;
+  double own = 0, longest = 0, rows = 0;
+  for (const auto& item : items) {
+    for (const auto& ending : item.endings) {
+      const auto length = static_cast<double>(item.context.size() + ending.size() - 1);
+      own += length;
+      longest = std::max(longest, length);
+      ++rows;
+    }
+  }
+  auto spec = builtin_spec();
+  spec.batch_rows = 1;
+  EXPECT_DOUBLE_EQ(downstream_tokens_per_scoring(spec, 64), own);
+  spec.batch_rows = 100000;
+  EXPECT_DOUBLE_EQ(downstream_tokens_per_scoring(spec, 64), rows * longest);
+  EXPECT_DOUBLE_EQ(downstream_tokens_per_scoring(spec, 8), rows * 8);  // rows cut to the model's window
+  EXPECT_DOUBLE_EQ(downstream_tokens_per_scoring(hellaswag_spec(std::nullopt), 2000), 10042.0 * 4 * 100);
+
+  DownstreamBlock block{builtin_spec()};
+  const auto parts = downstream_parts(block, 3, 64);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_DOUBLE_EQ(parts[0].tokens, 3 * 2 * downstream_tokens_per_scoring(builtin_spec(), 64));  // 3 runs, 2 points
+  EXPECT_EQ(parts[0].flops_per_token_per_parameter, 2);  // forward only
+  EXPECT_TRUE(downstream_parts(DownstreamBlock{}, 3, 64).empty());
 }
 
 TEST(DownstreamProbe, ScoresOnlyAtTheProtocolsPointsAndAsTheScorerDoes) {

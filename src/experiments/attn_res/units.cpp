@@ -29,14 +29,17 @@ training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs, 
   const double R = static_cast<double>(runs);
   const double evaluations = static_cast<double>(p.token_budget / p.eval_interval_tokens);
   const double probe_tokens = static_cast<double>(probe_rows(p, micro_batch_rows) * p.sequence_length);
-  return {.parameters = training::approximate_parameters(p.model),
-          .training_tokens = R * static_cast<double>(p.token_budget),
-          .runs = runs,
-          .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
-                    {"depth probe (gradient norms by depth, forward and backward)",
-                     {"eval_interval_tokens", "sequence_length", "batch_tokens"},
-                     R * evaluations * probe_tokens,
-                     6.0}}};
+  training::EvaluationCost cost{.parameters = training::approximate_parameters(p.model),
+                                .training_tokens = R * static_cast<double>(p.token_budget),
+                                .runs = runs,
+                                .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
+                                          {"depth probe (gradient norms by depth, forward and backward)",
+                                           {"eval_interval_tokens", "sequence_length", "batch_tokens"},
+                                           R * evaluations * probe_tokens,
+                                           6.0}}};
+  // The downstream suite at its scoring points (forward only).
+  for (auto& part : training::downstream_parts(p, R, p.sequence_length)) cost.parts.push_back(std::move(part));
+  return cost;
 }
 
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {

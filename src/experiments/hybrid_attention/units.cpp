@@ -54,7 +54,7 @@ training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) 
   const double drift = 2.0 * std::min(longest, 2.0 * static_cast<double>(p.sequence_length));
   const std::vector<std::string> probe_fields = {"eval_interval_tokens", "long_context_eval.lengths",
                                                  "long_context_eval.examples_per_length"};
-  return {
+  training::EvaluationCost cost{
       .parameters = static_cast<double>(p.target_parameters),
       .training_tokens = R * static_cast<double>(p.token_budget),
       .runs = runs,
@@ -64,6 +64,9 @@ training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) 
                 {"final inference and drift probes",
                  {"long_context_eval.lengths", "sequence_length"},
                  R * (inference + drift)}}};
+  // The downstream suite at its scoring points (forward only).
+  for (auto& part : training::downstream_parts(p, R, p.sequence_length)) cost.parts.push_back(std::move(part));
+  return cost;
 }
 
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {

@@ -120,11 +120,17 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                   {"checkpoints_per_confirmatory_run", p.token_budget / p.eval_interval_tokens}};
   d["training_tokens_total"] = tokens;
   d["gpu_hours_by_arm"] = training::arm_costs_json(arm_cost_rows(p, units, parameters));
-  // Head diversity and update norms read weights and the optimizer; the validation loss is the only pass.
-  d["evaluation_cost"] = training::evaluation_cost_json({.parameters = parameters,
-                                                         .training_tokens = tokens,
-                                                         .runs = units.size(),
-                                                         .parts = {training::validation_loss_part(p, tokens)}});
+  // Head diversity and update norms read weights and the optimizer; the validation loss is the only pass
+  // besides the end-task suite of the confirmatory runs.
+  training::EvaluationCost evaluation{.parameters = parameters,
+                                      .training_tokens = tokens,
+                                      .runs = units.size(),
+                                      .parts = {training::validation_loss_part(p, tokens)}};
+  const auto confirmatory_runs = static_cast<double>(3 * p.confirmatory_seeds.size());
+  for (auto& part : training::downstream_parts(p, confirmatory_runs, p.sequence_length)) {
+    evaluation.parts.push_back(std::move(part));
+  }
+  d["evaluation_cost"] = training::evaluation_cost_json(evaluation);
   d["estimate"] = {{"approximate_parameters", parameters},
                    {"flops_total", total.flops},
                    {"gpu_hours_total", total.gpu_hours},

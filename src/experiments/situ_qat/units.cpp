@@ -28,13 +28,17 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
 training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) {
   const double R = static_cast<double>(runs);
   const double checkpoints = static_cast<double>(p.token_budget / p.histogram_interval_tokens);
-  return {.parameters = training::approximate_parameters(p.model),
-          .training_tokens = R * static_cast<double>(p.token_budget),
-          .runs = runs,
-          .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
-                    {"activation histograms",
-                     {"activation_histograms.interval_tokens", "activation_histograms.sample_tokens"},
-                     R * checkpoints * static_cast<double>(p.histogram_sample_tokens)}}};
+  training::EvaluationCost cost{
+      .parameters = training::approximate_parameters(p.model),
+      .training_tokens = R * static_cast<double>(p.token_budget),
+      .runs = runs,
+      .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
+                {"activation histograms",
+                 {"activation_histograms.interval_tokens", "activation_histograms.sample_tokens"},
+                 R * checkpoints * static_cast<double>(p.histogram_sample_tokens)}}};
+  // The downstream suite at its scoring points (forward only).
+  for (auto& part : training::downstream_parts(p, R, p.sequence_length)) cost.parts.push_back(std::move(part));
+  return cost;
 }
 
 nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units) {

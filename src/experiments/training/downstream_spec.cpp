@@ -10,6 +10,8 @@
 
 namespace k3lab::experiments::training {
 
+using train::kBuiltinSuiteCandidates;
+
 namespace {
 
 const std::string kPath = "parameters.downstream";
@@ -143,6 +145,27 @@ void check_downstream(const DownstreamBlock& block, const DataSource& data, std:
     check_hellaswag(s, data, vocab_size, issues);
   }
   check_points(s, schedule, issues);
+}
+
+double downstream_tokens_per_scoring(const DownstreamSuite& spec, std::int64_t max_length) {
+  if (spec.suite != train::kBuiltinSuiteId) {
+    return kHellaSwagItems * static_cast<double>(kBuiltinSuiteCandidates) * kHellaSwagAssumedRowTokens;
+  }
+  train::BuiltinSuiteSpec builtin;
+  builtin.seed = spec.seed.value_or(builtin.seed);
+  std::vector<std::int64_t> rows;
+  for (const auto& item : train::make_builtin_suite(builtin).items) {
+    for (const auto& ending : item.endings) {
+      rows.push_back(std::min<std::int64_t>(static_cast<std::int64_t>(item.context.size() + ending.size()) - 1, max_length));
+    }
+  }
+  double tokens = 0;
+  for (std::size_t first = 0; first < rows.size(); first += static_cast<std::size_t>(spec.batch_rows)) {
+    const auto last = std::min(rows.size(), first + static_cast<std::size_t>(spec.batch_rows));
+    const auto longest = *std::max_element(rows.begin() + first, rows.begin() + last);
+    tokens += static_cast<double>((last - first) * longest);
+  }
+  return tokens;
 }
 
 LoadedSuite load_downstream_suite(const DownstreamSuite& spec, std::int64_t vocab_size,

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "k3lab/train/builtin_suite.hpp"
+
 namespace k3lab::experiments::training {
 
 GpuHours gpu_hours(double parameters, double tokens) {
@@ -138,6 +140,16 @@ EvaluationPart validation_loss_part(const TokenSchedule& schedule, double traini
   return {"validation loss",
           {"eval_interval_tokens", "validation_tokens"},
           evaluations * static_cast<double>(schedule.validation_tokens)};
+}
+
+std::vector<EvaluationPart> downstream_parts(const DownstreamBlock& block, double scored_runs, std::int64_t max_length) {
+  if (!block.downstream) return {};
+  const auto& s = *block.downstream;
+  std::string what = "downstream suite " + s.suite + " (multiple choice, forward only)";
+  if (s.suite != train::kBuiltinSuiteId) what += ", assuming about 100 tokens a padded row (the file is not read)";
+  return {{what,
+           {"downstream.at_tokens", "downstream.suite", "downstream.batch_rows"},
+           scored_runs * static_cast<double>(s.at_tokens.size()) * downstream_tokens_per_scoring(s, max_length)}};
 }
 
 nlohmann::json runs_by_arm_and_seed(const std::vector<Unit>& units) {

@@ -41,6 +41,17 @@ void declare_downstream(Fields<DownstreamBlock>& fields, const std::string& doc)
 void check_downstream(const DownstreamBlock& block, const DataSource& data, std::int64_t vocab_size,
                       const TokenSchedule& schedule, Issues& issues);
 
+// HellaSwag rows as `plan` prices them without reading the file: 10,042 items of 4 candidates (llm.c's
+// validation file), each row about 100 GPT-2 tokens once padded to its batch's longest (contexts of
+// about 60 tokens and endings of about 20 to 40; an assumption, said so in the plan).
+inline constexpr double kHellaSwagItems = 10042;
+inline constexpr double kHellaSwagAssumedRowTokens = 100;
+
+// Forward tokens of one scoring of the suite: the built-in suite's exactly (its rows in order, each
+// batch of batch_rows padded to its longest row, as the scorer does), HellaSwag's from the assumption
+// above.
+double downstream_tokens_per_scoring(const DownstreamSuite& spec, std::int64_t max_length);
+
 // The suite's items and what a page cites (suite, items, chance, sha256, source, licence).
 struct LoadedSuite {
   std::vector<train::MultipleChoiceItem> items;

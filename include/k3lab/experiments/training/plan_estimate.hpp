@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/experiments/experiment.hpp"
+#include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
 #include "k3lab/train/bench.hpp"
 #include "k3lab/train/hardware_peak.hpp"
@@ -100,6 +101,9 @@ inline constexpr double kEvaluationShareWarning = 0.10;
 // The trainer's validation loss at every evaluation point: validation_tokens forward per
 // eval_interval_tokens of the `training_tokens`.
 EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens);
+
+// The downstream suite's scorings over `scored_runs` runs (forward only), or nothing without a suite.
+std::vector<EvaluationPart> downstream_parts(const DownstreamBlock& block, double scored_runs, std::int64_t max_length);
 
 // details["evaluation_cost"]: {forward_tokens_per_run, flops_per_run, gpu_hours_per_run,
 // gpu_hours_total (at the floor's rate), share_of_training, parts, basis, warning (above the share)}.
