@@ -34,20 +34,23 @@ TEST(EvaluationCost, HybridAttentionFullProfileByHand) {
   const double retrieval = evaluations * 2 * 100 * (8000 + 16000 + 32000 + 64000);  // MQAR + needle: 9.6e8
   const double by_position = evaluations * 100 * 64000;                             // 2.56e8
   const double final_probes = (8032 + 16032 + 32032 + 64032) + 2 * 16000;           // + drift over 2 x T
+  // HellaSwag at 250M, 500M, 750M and 1B: 10,042 items x 4 rows x an assumed 100 tokens each time.
+  const double downstream = 4 * 10042 * 4 * 100.0;                                 // 16,067,200
   EXPECT_DOUBLE_EQ(part_tokens(cost, "validation loss"), validation);
   EXPECT_DOUBLE_EQ(part_tokens(cost, "MQAR and needle"), retrieval);
   EXPECT_DOUBLE_EQ(part_tokens(cost, "loss by position"), by_position);
   EXPECT_DOUBLE_EQ(part_tokens(cost, "final inference"), final_probes);
-  const double tokens = validation + retrieval + by_position + final_probes;  // 1,376,152,128
+  EXPECT_DOUBLE_EQ(part_tokens(cost, "downstream suite hellaswag-val-llmc"), downstream);
+  const double tokens = validation + retrieval + by_position + final_probes + downstream;  // 1,392,219,328
   EXPECT_DOUBLE_EQ(cost.at("forward_tokens_per_run").get<double>(), tokens);
-  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 1e9), 1e-12);  // 45.87%
+  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 1e9), 1e-12);  // 46.41%
   const double hours = 2 * 120e6 * tokens / (0.4 * 795e12) / 3600;
   EXPECT_NEAR(cost.at("gpu_hours_per_run").get<double>(), hours, 1e-9);
   EXPECT_NEAR(cost.at("gpu_hours_total").get<double>(), 9 * hours, 1e-8);
   ASSERT_TRUE(cost.contains("warning"));
   const auto warning = cost.at("warning").get<std::string>();
   EXPECT_EQ(
-      warning.rfind("evaluation is 45.9% of training time (above 10.0%): MQAR and needle retrieval probes "
+      warning.rfind("evaluation is 46.4% of training time (above 10.0%): MQAR and needle retrieval probes "
                     "(eval_interval_tokens, long_context_eval.lengths, long_context_eval.examples_per_length: 32.0%)",
                     0),
       0u)
@@ -56,10 +59,11 @@ TEST(EvaluationCost, HybridAttentionFullProfileByHand) {
 
 TEST(EvaluationCost, SituQatStaysUnderTheWarningShare) {
   const auto cost = evaluation_of("situ-qat");
-  // 500M tokens, validation every 25M (20 x 4M) and histograms every 50M (10 x 64,000 tokens).
-  const double tokens = 20 * 4e6 + 10 * 64000.0;
+  // 500M tokens, validation every 25M (20 x 4M), histograms every 50M (10 x 64,000 tokens) and HellaSwag
+  // at 250M and 500M (2 x 10,042 items x 4 rows x an assumed 100 tokens).
+  const double tokens = 20 * 4e6 + 10 * 64000.0 + 2 * 10042 * 4 * 100.0;
   EXPECT_DOUBLE_EQ(cost.at("forward_tokens_per_run").get<double>(), tokens);
-  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 5e8), 1e-12);  // 5.4%
+  EXPECT_NEAR(cost.at("share_of_training").get<double>(), 2 * tokens / (6 * 5e8), 1e-12);  // 5.9%
   EXPECT_FALSE(cost.contains("warning")) << cost.dump();
 }
 
