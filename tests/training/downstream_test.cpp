@@ -8,6 +8,7 @@
 #include <cstring>
 #include <variant>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "k3lab/experiments/training/downstream.hpp"
@@ -15,7 +16,7 @@
 #include "k3lab/experiments/training/plan_estimate.hpp"
 #include "k3lab/train/builtin_suite.hpp"
 #include "k3lab/train/multiple_choice.hpp"
-#include "common/temp_dir.hpp"
+#include "train/tiny_training.hpp"
 
 namespace k3lab::experiments::training {
 namespace {
@@ -215,16 +216,7 @@ TEST(DownstreamPlan, TheBuiltinSuitesTokensPerScoringAreItsPaddedRows) {
 TEST(DownstreamProbe, ScoresOnlyAtTheProtocolsPointsAndAsTheScorerDoes) {
   const auto spec = builtin_spec();
   DownstreamProbe probe(spec, load_downstream_suite(spec, 256, "/nonexistent"), 256, 64);
-  models::ModelConfig config;
-  config.vocab_size = 256;
-  config.hidden_size = 16;
-  config.schedule = "M";
-  config.mla.num_heads = 2;
-  config.mla.kv_lora_rank = 8;
-  config.mla.qk_nope_head_dim = 8;
-  config.mla.qk_rope_head_dim = 4;
-  config.mla.v_head_dim = 8;
-  config.ffn.intermediate_size = 32;
+  const auto config = train::testing::tiny_model("M");  // one MLA layer, byte vocabulary
   torch::manual_seed(5);
   models::DecoderLM model(config, 5);
   const torch::Device cpu(torch::kCPU);

@@ -13,7 +13,6 @@ struct DownstreamRun : RunIdentity {
   double acc_norm = 0;
   double metric = 0;  // the protocol's
   double chance = 0;
-  std::int64_t items = 0;
   Curve curve;  // (tokens, metric) at every scoring point
 };
 
@@ -33,7 +32,6 @@ std::optional<DownstreamRun> read_run(const nlohmann::json& record, const std::s
   run.acc_norm = final.at("acc_norm").get<double>();
   run.metric = final.at(metric).get<double>();
   run.chance = final.at("chance").get<double>();
-  run.items = final.at("items").get<std::int64_t>();
   for (const auto& point : quality.at("points")) {
     run.curve.emplace_back(point.at("tokens").get<double>(), point.at(metric).get<double>());
   }

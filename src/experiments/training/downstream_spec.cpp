@@ -10,11 +10,16 @@
 
 namespace k3lab::experiments::training {
 
-using train::kBuiltinSuiteCandidates;
-
 namespace {
 
 const std::string kPath = "parameters.downstream";
+
+// The built-in suite the spec's generator seed makes.
+train::BuiltinSuite builtin_suite_of(const DownstreamSuite& spec) {
+  train::BuiltinSuiteSpec builtin;
+  builtin.seed = spec.seed.value_or(builtin.seed);
+  return train::make_builtin_suite(builtin);
+}
 
 void check_builtin(const DownstreamSuite& s, const DataSource& data, std::int64_t vocab_size, Issues& issues) {
   if (s.file) issues.push_back({kPath + ".file", "must be null for the built-in suite (it is generated, never read)"});
@@ -64,9 +69,7 @@ core::ProtocolError not_pinned(const std::filesystem::path& what, const std::str
 }
 
 LoadedSuite load_builtin(const DownstreamSuite& spec) {
-  train::BuiltinSuiteSpec builtin;
-  builtin.seed = spec.seed.value_or(builtin.seed);
-  auto suite = train::make_builtin_suite(builtin);
+  auto suite = builtin_suite_of(spec);
   if (!spec.sha256) throw not_pinned(spec.suite, suite.items_sha256);
   if (*spec.sha256 != suite.items_sha256) {
     throw core::ProtocolError(spec.suite, {{kPath + ".sha256",
@@ -149,12 +152,10 @@ void check_downstream(const DownstreamBlock& block, const DataSource& data, std:
 
 double downstream_tokens_per_scoring(const DownstreamSuite& spec, std::int64_t max_length) {
   if (spec.suite != train::kBuiltinSuiteId) {
-    return kHellaSwagItems * static_cast<double>(kBuiltinSuiteCandidates) * kHellaSwagAssumedRowTokens;
+    return kHellaSwagItems * static_cast<double>(train::kEvalFileCompletions) * kHellaSwagAssumedRowTokens;
   }
-  train::BuiltinSuiteSpec builtin;
-  builtin.seed = spec.seed.value_or(builtin.seed);
   std::vector<std::int64_t> rows;
-  for (const auto& item : train::make_builtin_suite(builtin).items) {
+  for (const auto& item : builtin_suite_of(spec).items) {
     for (const auto& ending : item.endings) {
       rows.push_back(std::min<std::int64_t>(static_cast<std::int64_t>(item.context.size() + ending.size()) - 1, max_length));
     }
