@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "detail/repository_reading.hpp"
 #include "detail/text.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/validate/evidence_ids.hpp"
@@ -18,14 +19,14 @@ namespace {
 
 using detail::trim;
 
-struct Section {
+struct DocumentSection {
   std::string id;
   std::string_view text;
   std::size_t offset = 0;
 };
 
 struct Document {
-  std::vector<Section> sections;
+  std::vector<DocumentSection> sections;
   std::string_view question;
   std::size_t question_offset = 0;
 };
@@ -445,6 +446,28 @@ std::optional<Resolution> resolve_repository(const Document& doc) {
   return r;
 }
 
+// A pinned real repository's question: the file sections go to the repository reading.
+std::optional<Resolution> resolve_pinned_repository(const Document& doc) {
+  std::vector<detail::FileSection> files;
+  for (std::size_t i = 0; i < doc.sections.size(); ++i) {
+    const std::string_view text = doc.sections[i].text;
+    if (text.substr(0, 6) != "FILE: ") continue;
+    const std::size_t newline = text.find('\n');
+    if (newline == std::string_view::npos) continue;
+    files.push_back({std::string(trim(text.substr(6, newline - 6))), text.substr(newline + 1), i});
+  }
+  std::optional<detail::RepositoryReading> reading = detail::read_repository_question(doc.question, files);
+  if (!reading) return std::nullopt;
+  Resolution r;
+  r.understood = true;
+  r.family = "repository";
+  r.answer = std::move(reading->answer);
+  r.used = std::move(reading->used);
+  r.confused_answer = std::move(reading->confused_answer);
+  r.confused_used = std::move(reading->confused_used);
+  return r;
+}
+
 std::string format_reply(const std::string& answer, const std::vector<std::size_t>& used, const Document& doc) {
   std::vector<std::size_t> ordered = used;
   std::sort(ordered.begin(), ordered.end());
@@ -488,6 +511,7 @@ ReaderReply read_fixture_prompt(std::string_view prompt, const ReaderConfig& con
   std::optional<Resolution> resolution = resolve_multi_hop(*doc);
   if (!resolution) resolution = resolve_order_state(*doc);
   if (!resolution) resolution = resolve_repository(*doc);
+  if (!resolution) resolution = resolve_pinned_repository(*doc);
   if (!resolution) resolution = resolve_retrieval(*doc);
   if (!resolution) {
     reply.text = "ANSWER: I do not recognise this question.\nEVIDENCE: none";

@@ -30,13 +30,16 @@ constexpr std::uint64_t kFillerStream = 3;
 // Filler below this many tokens cannot place evidence at meaningful depths.
 constexpr std::size_t kMinFillerTokens = 256;
 
-FamilyContent build_content(FixtureFamily family, core::Rng& rng, int index) {
-  switch (family) {
+FamilyContent build_content(const FixtureRequest& request, core::Rng& rng) {
+  const int index = request.index;
+  switch (request.family) {
     case FixtureFamily::single_retrieval: return detail::build_single_retrieval(rng, index);
     case FixtureFamily::distractor_retrieval: return detail::build_distractor_retrieval(rng, index);
     case FixtureFamily::multi_hop: return detail::build_multi_hop(rng, index);
     case FixtureFamily::order_state: return detail::build_order_state(rng, index);
-    case FixtureFamily::repository: return detail::build_repository(rng, index);
+    case FixtureFamily::repository:
+      return request.repository_snapshot ? detail::build_pinned_repository(rng, index, *request.repository_snapshot)
+                                         : detail::build_repository(rng, index);
   }
   throw std::invalid_argument("generate_context_fixture: unknown fixture family");
 }
@@ -93,7 +96,6 @@ std::string section_text(std::string_view id, std::string_view body) {
 struct Section {
   std::string text;
   int evidence = -1;  // index into FamilyContent::evidence, -1 for filler
-  bool from_snapshot = false;
 };
 
 void validate_request(const FixtureRequest& request) {
@@ -171,7 +173,7 @@ class TailFitter {
       for (;;) {
         const std::size_t probe = lo + step;
         ensure_units(probe);
-        if (whole(probe) <= target_) {
+        if (probe <= candidate_.cuts.size() && whole(probe) <= target_) {
           lo = probe;
           step *= 2;
         } else {
@@ -182,7 +184,7 @@ class TailFitter {
     }
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
-      if (whole(mid) <= target_) {
+      if (mid <= candidate_.cuts.size() && whole(mid) <= target_) {
         lo = mid;
       } else {
         hi = mid;
@@ -206,12 +208,14 @@ class TailFitter {
     return estimator_(full);
   }
   void ensure_units(std::size_t units) {
-    while (candidate_.cuts.size() < units) candidate_ = filler_.tail(candidate_.text.size() * 2 + 64);
+    while (!candidate_.complete && candidate_.cuts.size() < units)
+      candidate_ = filler_.tail(candidate_.text.size() * 2 + 64);
   }
   // Largest word count whose tail section alone fits `budget` tokens.
   std::size_t local_fit(std::size_t budget) {
     if (budget == 0) return 0;
     while (tail_tokens(candidate_.cuts.size()) <= budget) {
+      if (candidate_.complete) return candidate_.cuts.size();  // the whole candidate fits
       candidate_ = filler_.tail(candidate_.text.size() * 2 + 64);
     }
     std::size_t lo = 0;
@@ -333,7 +337,7 @@ Body lay_out_body(const FamilyContent& content, const EvidenceSections& evidence
   std::size_t next = 0;
   for (;;) {
     while (next < m && content.evidence[order[next]].target_depth * body_total <= static_cast<double>(body_tokens)) {
-      sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next]), false});
+      sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next])});
       body_tokens += evidence.tokens[order[next]];
       ++next;
     }
@@ -342,12 +346,12 @@ Body lay_out_body(const FamilyContent& content, const EvidenceSections& evidence
     std::string text = section_text(id, piece.body);
     const std::size_t tokens = estimate(text);
     if (filler_used + tokens > filler_budget) break;
-    sections.push_back({std::move(text), -1, piece.from_snapshot});
+    sections.push_back({std::move(text), -1});
     body_tokens += tokens;
     filler_used += tokens;
   }
   body.tail_position = sections.size();
-  for (; next < m; ++next) sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next]), false});
+  for (; next < m; ++next) sections.push_back({evidence.texts[order[next]], static_cast<int>(order[next])});
   return body;
 }
 
@@ -378,7 +382,7 @@ void insert_fitted_tail(Body& body, const Framing& framing, const FixtureRequest
   TailFitter fitter(estimate, request.target_tokens, filler, ids.next_filler_id());
   std::string tail = fitter.fit(head, foot);
   if (!tail.empty())
-    sections.insert(sections.begin() + static_cast<std::ptrdiff_t>(split), Section{std::move(tail), -1, false});
+    sections.insert(sections.begin() + static_cast<std::ptrdiff_t>(split), Section{std::move(tail), -1});
 }
 
 // Byte offsets into the assembled prompt.
@@ -459,12 +463,9 @@ void record_placements(ContextFixture& fixture, const std::vector<Section>& sect
   fixture.evidence_spread_tokens = last_required_end - first_required_begin;
 }
 
-// The generated repository's digest, and what of a snapshot it used.
+// The repository's digest over its file sections in document order, and what of a snapshot it used.
 RepositoryProvenance repository_provenance(const std::vector<Section>& sections, const FixtureRequest& request) {
   RepositoryProvenance repo;
-  repo.generator = std::string(detail::kPseudoRepoGeneratorName);
-  repo.generator_version = detail::kPseudoRepoGeneratorVersion;
-  repo.license = std::string(detail::kGeneratedContentLicense);
   core::Sha256 hasher;
   for (const auto& section : sections) {
     const std::size_t body_start = section.text.find("] ") + 2;
@@ -475,30 +476,38 @@ RepositoryProvenance repository_provenance(const std::vector<Section>& sections,
     file_content.remove_suffix(1);  // the blank separator line
     detail::hash_repository_file(hasher, path, file_content);
     ++repo.file_count;
-    if (section.from_snapshot) ++repo.snapshot_files_used;
   }
   repo.sha256 = hasher.hex_digest();
-  if (request.repository_snapshot) {
-    repo.snapshot_root = request.repository_snapshot->root;
-    repo.snapshot_manifest = request.repository_snapshot->manifest;
-    repo.snapshot_sha256 = request.repository_snapshot->sha256;
-    repo.synthetic = repo.snapshot_files_used == 0;
-    if (repo.snapshot_files_used > 0) {
-      repo.license = "snapshot: " + request.repository_snapshot->manifest.value("license", std::string()) +
-                     "; generated files: " + std::string(detail::kGeneratedContentLicense);
-    }
+  if (const auto& snapshot = request.repository_snapshot) {
+    repo.synthetic = false;
+    repo.snapshot_files_used = repo.file_count;
+    repo.generator = snapshot->manifest.is_object() ? snapshot->manifest.value("package", std::string()) + " " +
+                                                          snapshot->manifest.value("version", std::string())
+                                                    : std::string("unpinned snapshot");
+    repo.license = snapshot->license;
+    repo.snapshot_root = snapshot->root;
+    repo.snapshot_manifest = snapshot->manifest;
+    repo.snapshot_sha256 = snapshot->sha256;
+  } else {
+    repo.generator = std::string(detail::kPseudoRepoGeneratorName);
+    repo.generator_version = detail::kPseudoRepoGeneratorVersion;
+    repo.license = std::string(detail::kGeneratedContentLicense);
   }
   return repo;
 }
 
 void record_filler_provenance(ContextFixture& fixture, const FamilyContent& content,
                               const std::vector<Section>& sections, const FixtureRequest& request) {
-  if (content.code_filler) {
-    fixture.filler = {std::string(detail::kPseudoRepoGeneratorName), detail::kPseudoRepoGeneratorVersion,
-                      std::string(detail::kGeneratedContentLicense)};
-    fixture.repository = repository_provenance(sections, request);
-  } else {
+  if (!content.code_filler) {
     fixture.filler = {std::string(detail::kProseGeneratorName), detail::kProseGeneratorVersion,
+                      std::string(detail::kGeneratedContentLicense)};
+    return;
+  }
+  fixture.repository = repository_provenance(sections, request);
+  if (request.repository_snapshot) {
+    fixture.filler = {fixture.repository->generator, 0, fixture.repository->license};
+  } else {
+    fixture.filler = {std::string(detail::kPseudoRepoGeneratorName), detail::kPseudoRepoGeneratorVersion,
                       std::string(detail::kGeneratedContentLicense)};
   }
 }
@@ -511,15 +520,16 @@ ContextFixture generate_context_fixture(const FixtureRequest& request) {
   const std::uint64_t fixture_seed = core::stream_seed(
       request.seed, {static_cast<std::uint64_t>(request.family), static_cast<std::uint64_t>(request.index)});
   core::Rng content_rng(core::stream_seed(fixture_seed, {kContentStream}));
-  FamilyContent content = build_content(request.family, content_rng, request.index);
+  FamilyContent content = build_content(request, content_rng);
   core::Rng id_rng(core::stream_seed(fixture_seed, {kIdStream}));
   IdAllocator ids(id_rng, content.evidence.size());
 
   const std::set<std::string> reserved(content.reserved_paths.begin(), content.reserved_paths.end());
   const std::uint64_t filler_seed = core::stream_seed(fixture_seed, {kFillerStream});
   std::unique_ptr<detail::FillerStream> filler =
-      content.code_filler ? detail::make_code_filler(filler_seed, request.repository_snapshot, reserved)
-                          : detail::make_prose_filler(filler_seed);
+      request.repository_snapshot ? detail::make_pinned_code_filler(request.repository_snapshot, reserved)
+      : content.code_filler       ? detail::make_code_filler(filler_seed, reserved)
+                                  : detail::make_prose_filler(filler_seed);
 
   ContextFixture fixture = fixture_record(request, content);
   const Framing framing = prompt_framing(fixture.cache_buster_line, content.question);

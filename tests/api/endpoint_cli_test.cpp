@@ -38,7 +38,7 @@ using k3lab::testing::run_k3lab;
 using k3lab::testing::TempDir;
 
 constexpr const char* kAgentUnit = "task=1/arm=control/rep=1";
-constexpr const char* kProbeUnit = "family=repository/fixture=1/length=4096/stratum=cold/rep=1";
+constexpr const char* kProbeUnit = "family=repository/fixture=1/length=16384/stratum=cold/rep=1";
 
 ProcessOptions hermetic(const TempDir& dir) {
   ProcessOptions options;

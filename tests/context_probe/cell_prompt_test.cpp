@@ -12,7 +12,7 @@ namespace {
 
 namespace cp = experiments::context_probe;
 
-const std::string kBlock = "family=multi-hop/fixture=1/length=8192";
+const std::string kBlock = "family=multi-hop/fixture=1/length=32768";
 
 TEST(CellPrompt, FamilyNamesMapToValidateFamilies) {
   EXPECT_EQ(cp::fixture_family_of("single"), validate::FixtureFamily::single_retrieval);
@@ -48,7 +48,7 @@ TEST(CellPrompt, RequestCarriesTheFixtureAndTheProtocolSettings) {
   ASSERT_EQ(req["messages"].size(), 1u);
   EXPECT_EQ(req["messages"][0]["content"], cell.fixture.prompt);
   // The cold cell's first line is the cache buster of its own prefix id.
-  EXPECT_EQ(cell.prefix_id, "cp-multi-hop-f1-L8192-r1-cold");
+  EXPECT_EQ(cell.prefix_id, "cp-multi-hop-f1-L32768-r1-cold");
   EXPECT_EQ(cell.fixture.prompt.rfind(validate::cache_buster_line(cell.prefix_id), 0), 0u);
 }
 
@@ -60,10 +60,10 @@ TEST(CellPrompt, BudgetIsCountedIndependentlyAndFits) {
   EXPECT_EQ(cell.budget.prompt_tokens, (cell.fixture.prompt.size() + 2) / 3);
   EXPECT_EQ(cell.budget.framing_tokens, 32u);
   EXPECT_EQ(cell.budget.max_completion_tokens, 512u);
-  EXPECT_EQ(cell.budget.length, 8192);
+  EXPECT_EQ(cell.budget.length, 32768);
   EXPECT_GE(cell.budget.headroom(), 0);
   // The fixture fills its target within a word: nearly the whole haystack budget is used.
-  EXPECT_GT(cell.budget.prompt_tokens, static_cast<std::uint64_t>(p.haystack_tokens(8192) - 16));
+  EXPECT_GT(cell.budget.prompt_tokens, static_cast<std::uint64_t>(p.haystack_tokens(32768) - 16));
 }
 
 TEST(CellPrompt, PrimingAndWarmSendIdenticalBytesColdDiffersFromTheFirstLine) {
@@ -73,7 +73,7 @@ TEST(CellPrompt, PrimingAndWarmSendIdenticalBytesColdDiffersFromTheFirstLine) {
   const auto prime = cp::build_cell_prompt(p, smoke_unit("prime/" + kBlock + "/rep=1").spec, "w1", est);
   const auto warm = cp::build_cell_prompt(p, smoke_unit(kBlock + "/stratum=warm/rep=1").spec, "w1", est);
   EXPECT_EQ(prime.request.dump(), warm.request.dump());
-  EXPECT_EQ(warm.prefix_id, "w1/cp-multi-hop-f1-L8192-r1-warm");
+  EXPECT_EQ(warm.prefix_id, "w1/cp-multi-hop-f1-L32768-r1-warm");
   const auto& a = cold.fixture.prompt;
   const auto& b = warm.fixture.prompt;
   EXPECT_NE(a.substr(0, a.find('\n')), b.substr(0, b.find('\n')));

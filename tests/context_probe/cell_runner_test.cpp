@@ -13,7 +13,7 @@ namespace {
 namespace cp = experiments::context_probe;
 using experiments::UnitOutcome;
 
-const std::string kRunnerBlock = "family=single/fixture=1/length=4096";
+const std::string kRunnerBlock = "family=single/fixture=1/length=16384";
 const std::string kCold = kRunnerBlock + "/stratum=cold/rep=1";
 const std::string kPrime = "prime/" + kRunnerBlock + "/rep=1";
 const std::string kWarm = kRunnerBlock + "/stratum=warm/rep=1";
@@ -62,7 +62,7 @@ TEST(CellRunner, ColdPrimeWarmFollowTheCacheRules) {
   EXPECT_EQ(cold.data["call"]["cached_tokens"], 0);
   EXPECT_GT(warm.data["call"]["cached_tokens"].get<int>(), 0);
   EXPECT_FALSE(warm.data.contains("reprime"));
-  EXPECT_EQ(cold.data["prefix_id"], "w1/cp-single-f1-L4096-r1-cold");
+  EXPECT_EQ(cold.data["prefix_id"], "w1/cp-single-f1-L16384-r1-cold");
   EXPECT_EQ(warm.data["prefix_id"], prime.data["prefix_id"]);
   EXPECT_TRUE(cold.data["verdict"].contains("passed"));
   EXPECT_TRUE(prime.data.contains("unscored_verdict"));
@@ -108,7 +108,7 @@ TEST(CellRunner, WarmCellNotDirectlyAfterItsPrimingCallIsPrimedAgain) {
   // Another call between the priming call and its warm cell also forces a re-prime.
   auto cells = h.runner("w3");
   cells.run(smoke_unit(kPrime));
-  cells.run(smoke_unit("family=order-state/fixture=1/length=4096/stratum=cold/rep=1"));
+  cells.run(smoke_unit("family=order-state/fixture=1/length=16384/stratum=cold/rep=1"));
   EXPECT_TRUE(cells.run(smoke_unit(kWarm)).data.contains("reprime"));
 }
 

@@ -61,10 +61,10 @@ TEST(PromptTokens, AVocabularyCountsExactlyAndSizesTheFixture) {
   EXPECT_LT(counter.estimator(" the other"), std::string(" the other").size());  // merges apply
 
   const auto p = smoke_parameters();
-  const auto unit = smoke_unit("family=single/fixture=1/length=8192/stratum=cold/rep=1");
+  const auto unit = smoke_unit("family=single/fixture=1/length=32768/stratum=cold/rep=1");
   const auto cell = cp::build_cell_prompt(p, unit.spec, "", counter.estimator);
   EXPECT_EQ(cell.budget.prompt_tokens, reference.encode_ordinary(cell.fixture.prompt).size());
-  EXPECT_LE(cell.budget.prompt_tokens, static_cast<std::uint64_t>(p.haystack_tokens(8192)));
+  EXPECT_LE(cell.budget.prompt_tokens, static_cast<std::uint64_t>(p.haystack_tokens(32768)));
   EXPECT_EQ(cell.fixture.estimator_name, counter.estimator.name);
 }
 

@@ -19,7 +19,7 @@ TEST(ReaderModel, PerfectRecallPassesEveryFamilyAndReasons) {
   const auto model = mock::context_reader_model(perfect);
   const auto p = smoke_parameters();
   for (const auto& u : smoke_units()) {
-    if (u.spec["stratum"] != "cold" || u.spec["length"] != 8192) continue;
+    if (u.spec["stratum"] != "cold" || u.spec["length"] != 32768) continue;
     const auto cell = cp::build_cell_prompt(p, u.spec, "", validate::conservative_byte_estimator());
     const auto reply = model(cell.request);
     ASSERT_FALSE(reply.error.has_value()) << u.id;
@@ -36,7 +36,7 @@ TEST(ReaderModel, CertainRecallLossFailsTheValidator) {
   broken.max_failure = 1;
   const auto model = mock::context_reader_model(broken);
   const auto p = smoke_parameters();
-  const auto u = smoke_unit("family=distractor/fixture=1/length=8192/stratum=cold/rep=1");
+  const auto u = smoke_unit("family=distractor/fixture=1/length=32768/stratum=cold/rep=1");
   const auto cell = cp::build_cell_prompt(p, u.spec, "", validate::conservative_byte_estimator());
   EXPECT_FALSE(validate::validate_context_answer(cell.fixture, model(cell.request).content).passed);
 }

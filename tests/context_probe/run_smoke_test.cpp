@@ -246,7 +246,7 @@ TEST(ContextProbeSmoke, AResumeAfterTwentyFourHoursIsRefusedAndStopsTheWindow) {
   hooks.clock = clock;
   ScratchDir dir;
   auto first = smoke_request(dir.path() / "runs", hooks);
-  first.only_units = {"family=single/fixture=1/length=4096/stratum=cold/rep=1"};
+  first.only_units = {"family=single/fixture=1/length=16384/stratum=cold/rep=1"};
   const auto started = experiments::run_experiment(first);
   ASSERT_EQ(started.exit_code, 0) << started.message;
   ASSERT_EQ(started.results, 1u);

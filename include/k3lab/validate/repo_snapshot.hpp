@@ -1,27 +1,50 @@
 #pragma once
-// Hook for a pinned real repository snapshot in the repository family (experiment 1).
+// The pinned real repository of the repository family (experiment 1): the Python files of an installed
+// Debian package, pinned in the protocol by package version and a committed list of file hashes
+// (`sha256sum` format, written by scripts/pin-repository.sh; docs/context-probe.md says how to pin).
 //
-// By default the repository family uses a synthetic pseudo-repository generated from the seed
-// (MIT, ours). To use a real, permissively licensed code snapshot instead, put its files in a
-// directory together with a manifest named k3lab-snapshot.json:
-//   {"name": "<project>", "revision": "<commit or tag>", "license": "<SPDX id>", "source": "<url>"}
-// The license must be one of MIT, Apache-2.0, BSD-2-Clause, BSD-3-Clause, ISC, Zlib, 0BSD,
-// Unlicense. load_repository_snapshot() reads every regular UTF-8/ASCII text file (no NUL byte,
-// at most 256 KiB), sorted by relative path, and hashes them. The snapshot's files then fill the
-// document (in path order) before any synthetic file; the traced definition chain and its decoys
-// remain synthetic files, because a question with a checkable answer cannot be derived from arbitrary
-// code automatically. Snapshot files whose path collides with a traced file are skipped.
+// load_pinned_repository() refuses, before any call is made, a package that is not installed (exit 1,
+// with the apt command) and a different version, list or file (RepositoryPinError: exit 3, like a
+// protocol that does not match its inputs). The loaded files are analysed once (python_trace.hpp):
+// the repository family's questions, ground truth and decoys come from that analysis.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/core/protocol.hpp"
+#include "k3lab/validate/python_trace.hpp"
+
 namespace k3lab::validate {
 
-inline constexpr const char* kSnapshotManifestName = "k3lab-snapshot.json";
-inline constexpr std::size_t kSnapshotMaxFileBytes = 256 * 1024;
+// parameters.repository of the context-probe protocol.
+struct RepositoryPin {
+  std::string package;                         // Debian package, e.g. "python3-sympy"
+  std::string version;                         // its Debian version, e.g. "1.11.1-1"
+  std::string upstream;                        // upstream release and tag
+  std::optional<std::string> upstream_commit;  // when the package records one
+  std::string license;                         // SPDX id; must be permissive
+  std::string license_file;                    // the package's copyright file
+  std::string root;                            // the folder the listed paths are relative to
+  std::string files;                           // the hash list, relative to the protocol folder
+  std::string files_sha256;                    // SHA-256 of the hash list
+  std::size_t file_count = 0;
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument naming the field for a missing or malformed one, or a license that is
+  // not permissive.
+  static RepositoryPin from_json(const nlohmann::json& json);
+};
+
+// A pinned file that differs from the protocol's pin: the run would test another repository.
+class RepositoryPinError : public core::ProtocolError {
+ public:
+  RepositoryPinError(const std::filesystem::path& file, const std::string& problem);
+};
 
 struct SnapshotFile {
   std::string path;     // relative, '/'-separated
@@ -29,16 +52,32 @@ struct SnapshotFile {
 };
 
 struct RepositorySnapshot {
-  std::string root;            // the directory it was loaded from
-  nlohmann::json manifest;     // the k3lab-snapshot.json object
-  std::vector<SnapshotFile> files;
-  std::size_t skipped_files = 0;  // binary or larger than kSnapshotMaxFileBytes
-  std::string sha256;             // repository_files_sha256(files)
+  std::string root;         // the folder it was loaded from
+  nlohmann::json manifest;  // the pin (RepositoryPin::to_json), null for an unpinned test snapshot
+  std::string license;      // SPDX id
+  std::vector<SnapshotFile> files;  // in the pinned order (byte order of the path)
+  std::string sha256;               // repository_files_sha256(files)
+  std::shared_ptr<const PythonRepository> python;          // the analysis of the .py files
+  std::vector<PythonRepository::ImportTrace> traced_imports;  // python->traced_imports()
 };
 
-// Throws std::runtime_error naming the directory/field and the fix when the directory, the manifest
-// or its fields are missing or invalid, or when no usable file is found.
-RepositorySnapshot load_repository_snapshot(const std::filesystem::path& directory);
+// Analyses in-memory files (tests, or a loader's result).
+std::shared_ptr<const RepositorySnapshot> make_repository_snapshot(std::vector<SnapshotFile> files,
+                                                                   nlohmann::json manifest, std::string license,
+                                                                   std::string root = {});
+
+// The installed version of a Debian package from dpkg's status database; nullopt when it is not
+// installed. Throws std::runtime_error when the database cannot be read (`status_file` is missing).
+std::optional<std::string> installed_debian_version(const std::string& package,
+                                                    const std::filesystem::path& status_file = "/var/lib/dpkg/status");
+
+// Checks the version (when dpkg's database exists), the list's hash and count, and every file's hash.
+// std::runtime_error when the package or a file is missing (the message gives the install command);
+// RepositoryPinError when the version, the list or a file differs.
+std::shared_ptr<const RepositorySnapshot> load_pinned_repository(const RepositoryPin& pin,
+                                                                 const std::filesystem::path& protocol_folder,
+                                                                 const std::filesystem::path& dpkg_status =
+                                                                     "/var/lib/dpkg/status");
 
 // SHA-256 over "path\0content\0" for every file in the given order: the repository hash recorded for
 // both synthetic and pinned repositories.

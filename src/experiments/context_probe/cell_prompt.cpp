@@ -5,6 +5,7 @@
 
 #include "k3lab/api/budget.hpp"
 #include "k3lab/api/token_estimate.hpp"
+#include "context_probe/repository_pin.hpp"
 
 namespace k3lab::experiments::context_probe {
 
@@ -50,6 +51,7 @@ validate::FixtureRequest fixture_request(const Parameters& p, const std::string&
   request.target_tokens = static_cast<std::size_t>(p.haystack_tokens(length));
   request.prefix_id = prefix_id;
   request.estimator = estimator;
+  if (request.family == validate::FixtureFamily::repository) request.repository_snapshot = pinned_repository(p.repository);
   return request;
 }
 

@@ -15,8 +15,22 @@ namespace {
 
 const char* const kClockFields[] = {"started_utc", "finished_utc", "ttft_ms", "latency_ms", "wall_ms", "waited_ms"};
 
+// The repository family's pin and the digest of the files this prompt shows (the seed: "record the commit").
+nlohmann::json repository_summary(const validate::ContextFixture& f) {
+  if (!f.repository || f.repository->synthetic) return nullptr;
+  const validate::RepositoryProvenance& r = *f.repository;
+  nlohmann::json pin = r.snapshot_manifest;
+  return {{"package", pin.value("package", "")},
+          {"version", pin.value("version", "")},
+          {"upstream", pin.value("upstream", "")},
+          {"license", r.license},
+          {"files_sha256", pin.value("files_sha256", "")},
+          {"document_files", r.file_count},
+          {"document_sha256", r.sha256}};
+}
+
 nlohmann::json fixture_summary(const validate::ContextFixture& f) {
-  return {{"id", f.id},
+  nlohmann::json summary = {{"id", f.id},
           {"family", std::string(validate::family_id(f.family))},
           {"index", f.index},
           {"seed", f.seed},
@@ -31,6 +45,8 @@ nlohmann::json fixture_summary(const validate::ContextFixture& f) {
           {"required_evidence", f.required_evidence},
           {"required_span_tokens", f.required_span_tokens},
           {"evidence_spread_tokens", f.evidence_spread_tokens}};
+  if (auto repository = repository_summary(f); !repository.is_null()) summary["repository"] = std::move(repository);
+  return summary;
 }
 
 UnitOutcome with_timing(UnitOutcome outcome, nlohmann::json timing) {

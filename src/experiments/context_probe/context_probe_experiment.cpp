@@ -1,5 +1,6 @@
 #include "context_probe/context_probe_experiment.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "k3lab/api/endpoint_binding.hpp"
@@ -13,6 +14,7 @@
 #include "context_probe/units.hpp"
 #include "context_probe/window_rule.hpp"
 #include "context_probe/cell_prompt.hpp"
+#include "context_probe/repository_pin.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/validate/describe_fixture.hpp"
 
@@ -83,6 +85,20 @@ CellRunner& ContextProbeExperiment::cells(const RunEnv& env) {
   setup.window = api::open_test_window(ledger, setup.parameters.test_window_hours, hooks_.clock->utc_now());
   cells_ = std::make_unique<CellRunner>(std::move(setup), std::move(earlier));
   return *cells_;
+}
+
+std::optional<std::string> ContextProbeExperiment::preflight(const nlohmann::json& parameters,
+                                                            const nlohmann::json&) const {
+  const Parameters p = parse_parameters(parameters);
+  if (std::find(p.families.begin(), p.families.end(), "repository") == p.families.end()) return std::nullopt;
+  try {
+    pinned_repository(p.repository);
+  } catch (const core::ProtocolError&) {
+    throw;  // the installed repository differs from the pin: exit 3, nothing recorded
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
 }
 
 UnitOutcome ContextProbeExperiment::run_unit(const Unit& unit, RunEnv& env) { return cells(env).run(unit); }

@@ -31,6 +31,8 @@ class ContextProbeExperiment : public Experiment {
   std::vector<Unit> enumerate(const core::Protocol& protocol, const nlohmann::json& parameters) const override;
   nlohmann::json plan_details(const core::Protocol& protocol, const nlohmann::json& parameters,
                               const std::vector<Unit>& units) const override;
+  // The repository family's pinned repository is installed and matches its pin (before any call).
+  std::optional<std::string> preflight(const nlohmann::json& parameters, const nlohmann::json& options) const override;
   UnitOutcome run_unit(const Unit& unit, RunEnv& env) override;
   // spec: {family, fixture, length, prefix_id}, as in a unit's spec.
   std::optional<nlohmann::json> describe_fixture(const nlohmann::json& parameters, const nlohmann::json& spec,

@@ -32,6 +32,21 @@ std::shared_ptr<core::Schema> pricing_schema() {
   return s;
 }
 
+std::shared_ptr<core::Schema> repository_schema() {
+  auto s = std::make_shared<core::Schema>();
+  s->string("package", "the Debian package whose Python files are the repository family's snapshot");
+  s->string("version", "its Debian version; another installed version is refused before any call");
+  s->string("upstream", "the upstream release and tag the package ships");
+  s->string("upstream_commit", "the upstream commit, when the package records one").optional();
+  s->string("license", "SPDX id of the files' license (permissive only)");
+  s->string("license_file", "the package's copyright file, which states that license");
+  s->string("root", "the folder the listed paths are relative to");
+  s->string("files", "the list of pinned files and their SHA-256 (sha256sum format), relative to the protocol folder");
+  s->string("files_sha256", "SHA-256 of that list");
+  s->integer("file_count", "number of files in the list").at_least(1);
+  return s;
+}
+
 core::Schema make_schema() {
   core::Schema s;
   s.string("model", "hosted model id sent as `model`; fixed for the whole test window");
@@ -68,6 +83,8 @@ core::Schema make_schema() {
            "timeouts and client-side rate limits of every send (api/transport_options.hpp); absent: the defaults")
       .optional();
   s.object("pricing", pricing_schema(), "prices for the cost estimate and the cost-per-success metric");
+  s.object("repository", repository_schema(),
+           "the pinned real repository the repository family's questions are derived from (docs/context-probe.md)");
   s.string("tokenizer_vocab",
            "tiktoken-format vocabulary file (Kimi's tiktoken.model) for exact prompt sizes and budget checks; "
            "absent: the conservative 3-bytes-per-token estimate")
@@ -120,6 +137,11 @@ Parameters parse_parameters(const nlohmann::json& j) {
                                     std::to_string(reserve) + "); raise the budget or lower those"});
       }
     }
+    try {
+      validate::RepositoryPin::from_json(j.at("repository"));
+    } catch (const std::invalid_argument& e) {
+      issues.push_back({"parameters.repository", e.what()});
+    }
     if (j.at("pricing").at("model") != j.at("model")) {
       issues.push_back({"parameters.pricing.model", "prices are for " + j["pricing"]["model"].dump() +
                                                         " but the experiment calls " + j["model"].dump() +
@@ -147,6 +169,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.transport_retries = j.at("transport_retries").get<int>();
   p.transport = api::protocol_transport(j);
   p.tokenizer_vocab = j.value("tokenizer_vocab", std::string());
+  p.repository = validate::RepositoryPin::from_json(j.at("repository"));
   const auto& pricing = j.at("pricing");
   const auto& prices = pricing.at("usd_per_million_tokens");
   p.pricing = {pricing.at("model").get<std::string>(), pricing.at("as_of").get<std::string>(),

@@ -10,6 +10,7 @@
 
 #include "k3lab/api/transport_options.hpp"
 #include "k3lab/core/schema.hpp"
+#include "k3lab/validate/repo_snapshot.hpp"
 
 namespace k3lab::experiments::context_probe {
 
@@ -40,6 +41,7 @@ struct Parameters {
   api::TransportSettings transport;  // parameters.transport, defaults filled in
   Pricing pricing;
   std::string tokenizer_vocab;  // optional; empty: the conservative estimate (prompt_tokens.hpp)
+  validate::RepositoryPin repository;  // the repository family's pinned real repository
 
   // The most prompt tokens (fixture, framing, question) a request at this budget may carry.
   std::int64_t max_prompt_tokens(std::int64_t length) const { return length - max_completion_tokens; }

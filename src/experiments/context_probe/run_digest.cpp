@@ -90,6 +90,12 @@ RunDigest digest_run(const Parameters& p, const RunRecords& records) {
       d.exact_tokenizer = counter.value("exact", false);
     }
 
+    if (const auto& repository = object_at(object_at(data, "fixture"), "repository"); !repository.empty()) {
+      d.repositories.insert(repository.value("package", "") + " " + repository.value("version", "") + " (" +
+                            repository.value("upstream", "") + "; " + repository.value("license", "") +
+                            "), file list SHA-256 " + repository.value("files_sha256", ""));
+    }
+
     const std::string role_name = scored ? stratum + " scored" : "priming";
     auto& totals = d.totals_by_role[role_name];
     ++totals.units;

@@ -62,6 +62,7 @@ struct RunDigest {
   std::size_t calls_with_request_id = 0;
   std::size_t simulated_calls = 0;
   std::string token_counter;   // name of the counter the budgets used
+  std::set<std::string> repositories;  // the repository family's pinned snapshots, one line each
   bool exact_tokenizer = false;
   std::string window_start_utc, window_end_utc;
   std::string first_call_utc, last_call_utc;

@@ -201,7 +201,8 @@ void add_provenance(const RunDigest& d, report::Page& page) {
                 {"calls with a request id", std::to_string(d.calls_with_request_id) + " of " + std::to_string(d.calls)},
                 {"calls answered by k3lab's mock server", std::to_string(d.simulated_calls) + " of " + std::to_string(d.calls)},
                 {"prompt token counter", d.token_counter.empty() ? std::string("(no unit ran)")
-                                                                 : d.token_counter + (d.exact_tokenizer ? " (exact)" : " (estimate)")}};
+                                                                 : d.token_counter + (d.exact_tokenizer ? " (exact)" : " (estimate)")},
+                {"repository family snapshot", api::join_names(d.repositories, "(no repository unit ran)")}};
   table.caption = "Request ids and every response header that identifies the call are kept per call in the ledger "
                   "(data.call). Raw reasoning_content is never stored: only its presence, token count and SHA-256.";
   page.add_table(std::move(table));

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "k3lab/core/rng.hpp"
+#include "k3lab/validate/repo_snapshot.hpp"
 
 namespace k3lab::validate::detail {
 
@@ -42,6 +43,12 @@ FamilyContent build_distractor_retrieval(core::Rng& rng, int index);
 FamilyContent build_multi_hop(core::Rng& rng, int index);
 FamilyContent build_order_state(core::Rng& rng, int index);
 FamilyContent build_repository(core::Rng& rng, int index);
+// The repository family on a pinned real repository (family_pinned_repository.cpp).
+FamilyContent build_pinned_repository(core::Rng& rng, int index, const RepositorySnapshot& snapshot);
+// Evidence budget of that family, fixed so that a fixture's facts never depend on its context length:
+// the files on the import path total at most this many bytes, and each decoy file at most the second.
+inline constexpr std::size_t kMaxTracedRepositoryBytes = 24000;
+inline constexpr std::size_t kMaxRepositoryDecoyBytes = 6000;
 
 // Shared by the two retrieval families.
 struct RetrievalFact {

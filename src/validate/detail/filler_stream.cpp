@@ -1,5 +1,7 @@
 #include "detail/filler_stream.hpp"
 
+#include <stdexcept>
+
 #include "detail/code_generator.hpp"
 #include "detail/prose_generator.hpp"
 #include "detail/text.hpp"
@@ -46,13 +48,9 @@ class ProseFiller final : public FillerStream {
 
 class CodeFiller final : public FillerStream {
  public:
-  CodeFiller(std::uint64_t seed, std::shared_ptr<const RepositorySnapshot> snapshot, const std::set<std::string>& reserved)
-      : code_(core::stream_seed(seed, {3})), tail_seed_(core::stream_seed(seed, {4})), snapshot_(std::move(snapshot)),
-        reserved_(reserved) {
-    for (const auto& path : reserved_) code_.reserve_path(path);
-    if (snapshot_) {
-      for (const auto& file : snapshot_->files) code_.reserve_path(file.path);
-    }
+  CodeFiller(std::uint64_t seed, const std::set<std::string>& reserved)
+      : code_(core::stream_seed(seed, {3})), tail_seed_(core::stream_seed(seed, {4})) {
+    for (const auto& path : reserved) code_.reserve_path(path);
     core::Rng rng(tail_seed_);
     tail_path_ = "src/notes/";
     tail_path_ += pick(rng, prose_adjectives());
@@ -60,15 +58,8 @@ class CodeFiller final : public FillerStream {
   }
 
   FillerPiece next() override {
-    if (snapshot_) {
-      while (snapshot_index_ < snapshot_->files.size()) {
-        const SnapshotFile& file = snapshot_->files[snapshot_index_++];
-        if (reserved_.count(file.path) != 0) continue;
-        return FillerPiece{file_section_body(file.path, file.content), true};
-      }
-    }
     SourceFile file = code_.next_file();
-    return FillerPiece{file_section_body(file.path, file.content), false};
+    return FillerPiece{file_section_body(file.path, file.content)};
   }
 
   TailCandidate tail(std::size_t min_bytes) const override {
@@ -115,10 +106,46 @@ class CodeFiller final : public FillerStream {
 
   CodeGenerator code_;
   std::uint64_t tail_seed_;
+  std::string tail_path_;
+};
+
+class PinnedCodeFiller final : public FillerStream {
+ public:
+  PinnedCodeFiller(std::shared_ptr<const RepositorySnapshot> snapshot, const std::set<std::string>& reserved)
+      : snapshot_(std::move(snapshot)), reserved_(reserved) {}
+
+  FillerPiece next() override {
+    while (index_ < snapshot_->files.size()) {
+      const SnapshotFile& file = snapshot_->files[index_++];
+      if (reserved_.count(file.path) != 0) continue;
+      last_ = &file;
+      return FillerPiece{file_section_body(file.path, file.content)};
+    }
+    throw std::invalid_argument("repository family: the pinned repository's " + std::to_string(snapshot_->files.size()) +
+                                " files are used up before the context budget is filled; use a smaller length");
+  }
+
+  // The file next() returned last (the one that did not fit whole), cut after each line.
+  TailCandidate tail(std::size_t) const override {
+    TailCandidate candidate;
+    candidate.code = true;
+    candidate.complete = true;
+    if (last_ == nullptr) return candidate;
+    candidate.text = file_section_body(last_->path, last_->content);
+    candidate.text.pop_back();  // body() puts the newline after each cut back
+    for (std::size_t i = candidate.text.find('\n'); i != std::string::npos; i = candidate.text.find('\n', i + 1))
+      candidate.cuts.push_back(i);
+    candidate.cuts.push_back(candidate.text.size());
+    return candidate;
+  }
+
+  bool is_code() const override { return true; }
+
+ private:
   std::shared_ptr<const RepositorySnapshot> snapshot_;
   std::set<std::string> reserved_;
-  std::size_t snapshot_index_ = 0;
-  std::string tail_path_;
+  std::size_t index_ = 0;
+  const SnapshotFile* last_ = nullptr;
 };
 
 }  // namespace
@@ -135,9 +162,13 @@ std::string TailCandidate::body(std::size_t units) const {
 
 std::unique_ptr<FillerStream> make_prose_filler(std::uint64_t seed) { return std::make_unique<ProseFiller>(seed); }
 
-std::unique_ptr<FillerStream> make_code_filler(std::uint64_t seed, std::shared_ptr<const RepositorySnapshot> snapshot,
-                                               const std::set<std::string>& reserved_paths) {
-  return std::make_unique<CodeFiller>(seed, std::move(snapshot), reserved_paths);
+std::unique_ptr<FillerStream> make_code_filler(std::uint64_t seed, const std::set<std::string>& reserved_paths) {
+  return std::make_unique<CodeFiller>(seed, reserved_paths);
+}
+
+std::unique_ptr<FillerStream> make_pinned_code_filler(std::shared_ptr<const RepositorySnapshot> snapshot,
+                                                      const std::set<std::string>& reserved_paths) {
+  return std::make_unique<PinnedCodeFiller>(std::move(snapshot), reserved_paths);
 }
 
 }  // namespace k3lab::validate::detail
