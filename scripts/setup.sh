@@ -37,7 +37,8 @@ elif ! command -v npm >/dev/null; then
   test_packages+=(npm)
 fi
 if ((with_tests)); then packages+=("${test_packages[@]}"); fi
-# Data: the training corpus is built from a Debian package's text (see docs/data.md).
+# Data: the training corpus is built from a Debian package's text (docs/data.md); context-probe's
+# repository family reads a pinned Debian package's Python files (docs/context-probe.md).
 packages+=($(cat scripts/data-packages.txt 2>/dev/null || true))
 
 missing=()
