@@ -203,5 +203,36 @@ TEST(DownstreamPinCli, RunRefusesAnUnpinnedOrDifferentSuiteAndScoresThePinnedOne
   }
 }
 
+// context-probe's pinned repository (python3-sympy): a missing package or file is exit 1 with the install
+// command, another version or hash list is exit 3; both before any call, with nothing recorded.
+TEST(RepositoryPinCli, RunRefusesAMissingOrDifferentRepositoryBeforeAnyCall) {
+  if (!std::filesystem::exists("/usr/lib/python3/dist-packages/sympy/__init__.py")) {
+    GTEST_SKIP() << "python3-sympy is not installed (scripts/setup.sh installs it)";
+  }
+  TempDir dir("k3lab-repository-cli");
+  const auto runs = dir.path() / "runs";
+  const auto run_with = [&](const std::string& set) {
+    return run_k3lab({"run", "context-probe", "--profile", "smoke", "--unfrozen", "--out", runs.string(), "--set", set},
+                     with_repository_protocols());
+  };
+  const auto missing = run_with("repository.root=\"" + (dir.path() / "nowhere").string() + "\"");
+  EXPECT_EQ(missing.exit_code, 1) << missing.output();
+  EXPECT_NE(missing.err.find("apt-get install python3-sympy=1.11.1-1"), std::string::npos) << missing.err;
+  const auto other_version = run_with("repository.version=\"1.12-1\"");
+  EXPECT_EQ(other_version.exit_code, 3) << other_version.output();
+  EXPECT_NE(other_version.err.find("1.11.1-1 is installed"), std::string::npos) << other_version.err;
+  const auto other_list = run_with("repository.files_sha256=\"" + std::string(64, 'b') + "\"");
+  EXPECT_EQ(other_list.exit_code, 3) << other_list.output();
+  EXPECT_NE(other_list.err.find("differs from the one the protocol froze"), std::string::npos) << other_list.err;
+  EXPECT_TRUE(ledgers_under(runs).empty()) << "a refused run wrote " << ledgers_under(runs).front();
+
+  // Without the repository family the pin is not needed.
+  const auto without = run_k3lab({"run", "context-probe", "--profile", "smoke", "--unfrozen", "--out", runs.string(),
+                                  "--set", "families=[\"single\"]", "--set",
+                                  "repository.root=\"" + (dir.path() / "nowhere").string() + "\""},
+                                 with_repository_protocols());
+  EXPECT_EQ(without.exit_code, 0) << without.output();
+}
+
 }  // namespace
 }  // namespace k3lab::testing

@@ -102,7 +102,7 @@ TEST(ContextProbeSmoke, EmbeddedMockRunsTheWholeMatrixAndTheReportSaysSimulated)
   EXPECT_NE(md.find("The simulated endpoint"), std::string::npos);
   EXPECT_EQ(md.find("The Kimi K3 API ("), std::string::npos);  // a filled-in sentence never names Kimi for the mock
   EXPECT_NE(md.find("through context length"), std::string::npos);
-  EXPECT_NE(md.find("Anything above 8,192 tokens"), std::string::npos);
+  EXPECT_NE(md.find("Anything above 32,768 tokens"), std::string::npos);
   for (const auto* family : {"single", "distractor", "multi-hop", "order-state", "repository"}) {
     EXPECT_TRUE(std::filesystem::exists(folder / "charts" / (std::string("pass-rate-") + family + ".svg"))) << family;
   }
