@@ -14,8 +14,9 @@
 //   === DOCUMENT END ===
 //
 //   QUESTION: <question>
-// Filler is original neutral prose (repository family: synthetic source files), see
-// ContentProvenance. The prompt's estimated size never exceeds target_tokens and lands within one
+// Filler is original neutral prose; the repository family's is source files: the pinned real
+// repository's (repo_snapshot.hpp; what context-probe runs) or, without a snapshot, k3lab's synthetic
+// pseudo-repository (fixture benchmarks and generator tests). See ContentProvenance. The prompt's estimated size never exceeds target_tokens and lands within one
 // filler word of it (the tail filler section is trimmed word by word against the full-prompt
 // estimate).
 #include <cstddef>
@@ -45,7 +46,8 @@ struct FixtureRequest {
   // Cache-buster source: a non-empty id puts cache_buster_line(prefix_id) first. Empty: no line.
   std::string prefix_id;
   TokenEstimator estimator = conservative_byte_estimator();
-  // Repository family only: a pinned snapshot whose files lead the filler (see repo_snapshot.hpp).
+  // Repository family only: the pinned real repository its questions, evidence, decoys and filler come
+  // from (family_pinned_repository.cpp); null: the synthetic pseudo-repository.
   std::shared_ptr<const RepositorySnapshot> repository_snapshot;
 };
 
@@ -67,16 +69,16 @@ struct ContentProvenance {
 };
 
 struct RepositoryProvenance {
-  bool synthetic = true;  // false when a pinned snapshot led the filler
-  std::string generator;  // "k3lab-pseudo-repo"
+  bool synthetic = true;  // false for a pinned real repository
+  std::string generator;  // "k3lab-pseudo-repo", or "<package> <version>" of the pinned repository
   int generator_version = 0;
   std::string license;
   std::string sha256;          // over every file section in document order (repository_files_sha256)
   std::size_t file_count = 0;  // file sections in the document
-  std::size_t snapshot_files_used = 0;
+  std::size_t snapshot_files_used = 0;  // pinned: every file section
   std::string snapshot_root;       // pinned snapshot only
-  nlohmann::json snapshot_manifest;  // pinned snapshot only (null otherwise)
-  std::string snapshot_sha256;     // pinned snapshot only: hash of the whole loaded snapshot
+  nlohmann::json snapshot_manifest;  // pinned snapshot only: its pin (null otherwise)
+  std::string snapshot_sha256;     // pinned snapshot only: repository_files_sha256 of all its files
 };
 
 struct ContextFixture {
