@@ -69,8 +69,8 @@ TEST(AgentRun, ControlSolvesAMutatingTaskWithOneExecutionAndAMatchedHistory) {
   double cost = 0;
   for (const auto& c : d["calls"]) {
     const double prompt = c["prompt_tokens"], cached = c["cached_tokens"], completion = c["completion_tokens"];
-    cost += (cached * p.cache_hit_usd_per_million + (prompt - cached) * p.cache_miss_usd_per_million +
-             completion * p.output_usd_per_million) / 1e6;
+    cost += (cached * p.pricing.cache_hit + (prompt - cached) * p.pricing.cache_miss +
+             completion * p.pricing.output) / 1e6;
   }
   EXPECT_NEAR(metrics(r)["cost_usd"].get<double>(), cost, 1e-12);
 }
@@ -347,7 +347,7 @@ TEST(AgentRun, ARecordLeftByALostProcessIsSetAsideAndTheRunStartsOverOnAFreshWor
   EXPECT_EQ(r.outcome.data["abandoned_records"], json({"artifacts/agent-replay/" + path.stem().string() + ".abandoned-1.jsonl"}));
   EXPECT_TRUE(std::filesystem::exists(path.parent_path() / (path.stem().string() + ".abandoned-1.jsonl")));
   EXPECT_NEAR(r.outcome.data["metrics"]["abandoned_attempt_cost_usd"].get<double>(),
-              (1000 * p.cache_miss_usd_per_million + 100 * p.output_usd_per_million) / 1e6, 1e-12);
+              (1000 * p.pricing.cache_miss + 100 * p.pricing.output) / 1e6, 1e-12);
   EXPECT_EQ(r.outcome.data["metrics"]["mutations_executed"], 1);
 }
 

@@ -40,9 +40,9 @@ TEST(RunMetrics, UnexpectedToolNamesAreThoseTheRequestDidNotDeclare) {
 
 TEST(RunMetrics, CallCostAppliesThePriceTable) {
   auto p = parameters();
-  p.cache_hit_usd_per_million = 0.30;
-  p.cache_miss_usd_per_million = 3.00;
-  p.output_usd_per_million = 15.00;
+  p.pricing.cache_hit = 0.30;
+  p.pricing.cache_miss = 3.00;
+  p.pricing.output = 15.00;
   // 1,000,000 prompt of which 400,000 cached, 100,000 completion: 0.12 + 1.80 + 1.50.
   EXPECT_NEAR(ar::call_cost_usd(p, 1'000'000, 400'000, 100'000), 3.42, 1e-12);
   EXPECT_EQ(ar::call_cost_usd(p, 0, 0, 0), 0.0);

@@ -1,7 +1,6 @@
-// Call cost against hand computation; the test-window clock; the window rule's stop conditions.
+// The test-window clock; the window rule's stop conditions.
 #include <gtest/gtest.h>
 
-#include "context_probe/call_cost.hpp"
 #include "context_probe/window_rule.hpp"
 #include "k3lab/api/clock.hpp"
 #include "k3lab/api/test_window.hpp"
@@ -11,16 +10,6 @@ namespace k3lab::context_probe_test {
 namespace {
 
 namespace cp = experiments::context_probe;
-
-TEST(CallCost, MatchesTheApiNotesFormula) {
-  const cp::Pricing price{"kimi-k3", "x", "y", 0.30, 3.00, 15.00};
-  // 100,000 prompt tokens of which 60,000 cached, 2,000 completion:
-  // 60,000 x 0.30 + 40,000 x 3.00 + 2,000 x 15.00 = 18,000 + 120,000 + 30,000 = 168,000 per 1e6 = $0.168.
-  EXPECT_NEAR(cp::call_cost_usd(price, 100000, 60000, 2000), 0.168, 1e-12);
-  EXPECT_NEAR(cp::call_cost_usd(price, 1000, 0, 0), 0.003, 1e-12);
-  // More cached than prompt tokens is billed as all-cached, never a negative miss.
-  EXPECT_NEAR(cp::call_cost_usd(price, 1000, 5000, 0), 0.0003, 1e-12);
-}
 
 TEST(TestWindow, UtcRoundTripAndBounds) {
   const auto t = api::parse_utc("2026-08-03T12:34:56.789Z");

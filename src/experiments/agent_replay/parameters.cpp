@@ -58,19 +58,6 @@ std::shared_ptr<core::Schema> analysis_schema() {
   return s;
 }
 
-std::shared_ptr<core::Schema> pricing_schema() {
-  auto prices = std::make_shared<core::Schema>();
-  prices->number("cache_hit", "USD per 1M prompt tokens served from the context cache").at_least(0);
-  prices->number("cache_miss", "USD per 1M prompt tokens not served from the cache").at_least(0);
-  prices->number("output", "USD per 1M completion tokens").at_least(0);
-  auto s = std::make_shared<core::Schema>();
-  s->string("model", "the model id the prices are for; must equal parameters.model");
-  s->string("as_of", "when the prices were checked");
-  s->string("source", "where the prices come from");
-  s->object("usd_per_million_tokens", prices, "the price table (cost per completed task)");
-  return s;
-}
-
 core::Schema make_schema() {
   core::Schema s;
   s.string("model", "hosted model id; fixed for the test window");
@@ -94,7 +81,7 @@ core::Schema make_schema() {
       .at_most(1);
   s.object("faults", faults_schema(), "the one fault each intervention arm injects");
   s.object("analysis", analysis_schema(), "predeclared analysis settings");
-  s.object("pricing", pricing_schema(), "prices for cost per completed task");
+  s.object("pricing", api::price_table_schema("cost per completed task"), "prices for cost per completed task");
   return s;
 }
 
@@ -128,10 +115,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
       issues.push_back({"parameters.faults.truncated_completion.max_completion_tokens",
                         "must be below parameters.max_completion_tokens, or nothing is truncated"});
     }
-    if (j.at("pricing").at("model") != j.at("model")) {
-      issues.push_back({"parameters.pricing.model", "prices are for " + j["pricing"]["model"].dump() +
-                                                        " but the experiment calls " + j["model"].dump()});
-    }
+    if (auto issue = api::price_table_model_issue(j)) issues.push_back(*issue);
   }
   if (!issues.empty()) {
     std::string message = "agent-replay parameters are invalid:";
@@ -160,10 +144,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.bootstrap_resamples = a.at("bootstrap_resamples").get<int>();
   p.bootstrap_seed = a.at("bootstrap_seed").get<std::uint64_t>();
   p.confidence = a.at("confidence").get<double>();
-  const auto& prices = j.at("pricing").at("usd_per_million_tokens");
-  p.cache_hit_usd_per_million = prices.at("cache_hit").get<double>();
-  p.cache_miss_usd_per_million = prices.at("cache_miss").get<double>();
-  p.output_usd_per_million = prices.at("output").get<double>();
+  p.pricing = api::parse_price_table(j.at("pricing"));
   return p;
 }
 

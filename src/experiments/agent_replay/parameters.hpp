@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/api/price_table.hpp"
 #include "k3lab/api/transport_options.hpp"
 #include "k3lab/core/schema.hpp"
 
@@ -35,9 +36,7 @@ struct Parameters {
   int bootstrap_resamples = 0;
   std::uint64_t bootstrap_seed = 0;
   double confidence = 0;
-  double cache_hit_usd_per_million = 0;
-  double cache_miss_usd_per_million = 0;
-  double output_usd_per_million = 0;
+  api::PriceTable pricing;
 };
 
 const core::Schema& parameter_schema();

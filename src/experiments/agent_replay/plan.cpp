@@ -36,7 +36,7 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                  {"invalidate_when_one_arm_has_more_invalid_runs_than", tolerated_invalid_runs_per_arm(p)}};
   d["transport"] = api::transport_plan(p.transport, api::RetryPolicy::with_retries(p.transport_retries),
                                        most_model_calls, p.test_window_hours);
-  const double completion_usd = most_model_calls * p.max_completion_tokens * p.output_usd_per_million / 1e6;
+  const double completion_usd = most_model_calls * p.max_completion_tokens * p.pricing.output / 1e6;
   d["cost_usd"] = {{"completion_upper_bound", std::round(completion_usd * 100.0) / 100.0},
                    {"prompt", "not estimated: it depends on each task's transcript length; measured per run"}};
   d["assumptions"] = {"the completion bound assumes every run uses all its model turns at the full output cap",

@@ -63,10 +63,7 @@ double call_cost_usd(const Parameters& p, std::int64_t prompt_tokens, std::int64
                                 "completion_tokens >= 0; got prompt " + std::to_string(prompt_tokens) + ", cached " +
                                 std::to_string(cached_tokens) + ", completion " + std::to_string(completion_tokens));
   }
-  return (static_cast<double>(cached_tokens) * p.cache_hit_usd_per_million +
-          static_cast<double>(prompt_tokens - cached_tokens) * p.cache_miss_usd_per_million +
-          static_cast<double>(completion_tokens) * p.output_usd_per_million) /
-         1e6;
+  return p.pricing.call_usd(prompt_tokens, cached_tokens, completion_tokens);
 }
 
 }  // namespace k3lab::experiments::agent_replay

@@ -160,9 +160,9 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
             "did, not as a clean per-arm effect; a fault's own cache effect is the drop at the turn where it "
             "acts (turn-level numbers are in each run's ledger record).";
   table.caption = "Prices: the protocol's table (USD per million tokens: cache hit " +
-                  report::format_significant(p.cache_hit_usd_per_million, 4) + ", cache miss " +
-                  report::format_significant(p.cache_miss_usd_per_million, 4) + ", output " +
-                  report::format_significant(p.output_usd_per_million, 4) +
+                  report::format_significant(p.pricing.cache_hit, 4) + ", cache miss " +
+                  report::format_significant(p.pricing.cache_miss, 4) + ", output " +
+                  report::format_significant(p.pricing.output, 4) +
                   "). Cost counts every call, failed and abandoned attempts included; a completed task is a "
                   "validated success. " +
                   cache_note;

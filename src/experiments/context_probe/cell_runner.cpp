@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "context_probe/call_cost.hpp"
 #include "context_probe/cell_prompt.hpp"
 #include "context_probe/units.hpp"
 #include "k3lab/api/budget.hpp"
@@ -148,7 +147,7 @@ UnitOutcome CellRunner::run_unit(const Unit& unit) {
   auto split = split_call_record(r, setup_.endpoint);
   data["call"] = split.data;
   timing["call"] = split.timing;
-  data["cost_usd"] = call_cost_usd(p.pricing, r.prompt_tokens, r.cached_tokens, r.completion_tokens);
+  data["cost_usd"] = p.pricing.call_usd(r.prompt_tokens, r.cached_tokens, r.completion_tokens);
   if (!result.ok()) {
     return with_timing(UnitOutcome::failure(std::string(api::to_string(r.error_class)),
                                             "the call failed after " + attempts_phrase(r) + ": " + r.error_message,
@@ -193,7 +192,7 @@ std::optional<UnitOutcome> CellRunner::ensure_primed(const nlohmann::json& spec,
   const auto& r = primed.record;
   data["reprime"] = {{"reason", why},
                      {"call", split.data},
-                     {"cost_usd", call_cost_usd(setup_.parameters.pricing, r.prompt_tokens, r.cached_tokens,
+                     {"cost_usd", setup_.parameters.pricing.call_usd(r.prompt_tokens, r.cached_tokens,
                                                 r.completion_tokens)}};
   timing["reprime_call"] = split.timing;
   if (!primed.ok()) {

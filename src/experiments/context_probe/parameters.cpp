@@ -15,23 +15,6 @@ constexpr double kMaxCompletion = 131072;
 // Fixture i of a family uses placement index i-1 of the evidence-placement rule (validate), which has 8.
 constexpr std::size_t kFixturesPerFamily = 8;
 
-std::shared_ptr<core::Schema> price_table_schema() {
-  auto s = std::make_shared<core::Schema>();
-  s->number("cache_hit", "USD per 1M prompt tokens served from the context cache").at_least(0);
-  s->number("cache_miss", "USD per 1M prompt tokens not served from the cache").at_least(0);
-  s->number("output", "USD per 1M completion tokens (reasoning tokens are billed as completion)").at_least(0);
-  return s;
-}
-
-std::shared_ptr<core::Schema> pricing_schema() {
-  auto s = std::make_shared<core::Schema>();
-  s->string("model", "the model id the prices are for; must equal parameters.model");
-  s->string("as_of", "the date the prices were checked (YYYY-MM-DD)");
-  s->string("source", "where the prices come from (URL or document)");
-  s->object("usd_per_million_tokens", price_table_schema(), "the price table used by `plan` to estimate cost");
-  return s;
-}
-
 std::shared_ptr<core::Schema> repository_schema() {
   auto s = std::make_shared<core::Schema>();
   s->string("package", "the Debian package whose Python files are the repository family's snapshot");
@@ -82,7 +65,8 @@ core::Schema make_schema() {
   s.object(api::kTransportSection, api::transport_schema(),
            "timeouts and client-side rate limits of every send (api/transport_options.hpp); absent: the defaults")
       .optional();
-  s.object("pricing", pricing_schema(), "prices for the cost estimate and the cost-per-success metric");
+  s.object("pricing", api::price_table_schema("`plan`'s cost estimate and the cost-per-success metric"),
+           "prices for the cost estimate and the cost-per-success metric");
   s.object("repository", repository_schema(),
            "the pinned real repository the repository family's questions are derived from (docs/context-probe.md)");
   s.string("tokenizer_vocab",
@@ -142,11 +126,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
     } catch (const std::invalid_argument& e) {
       issues.push_back({"parameters.repository", e.what()});
     }
-    if (j.at("pricing").at("model") != j.at("model")) {
-      issues.push_back({"parameters.pricing.model", "prices are for " + j["pricing"]["model"].dump() +
-                                                        " but the experiment calls " + j["model"].dump() +
-                                                        "; use the price table of the called model"});
-    }
+    if (auto issue = api::price_table_model_issue(j)) issues.push_back(*issue);
   }
   if (!issues.empty()) {
     std::string message = "context-probe parameters are invalid:";
@@ -170,11 +150,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
   p.transport = api::protocol_transport(j);
   p.tokenizer_vocab = j.value("tokenizer_vocab", std::string());
   p.repository = validate::RepositoryPin::from_json(j.at("repository"));
-  const auto& pricing = j.at("pricing");
-  const auto& prices = pricing.at("usd_per_million_tokens");
-  p.pricing = {pricing.at("model").get<std::string>(), pricing.at("as_of").get<std::string>(),
-               pricing.at("source").get<std::string>(), prices.at("cache_hit").get<double>(),
-               prices.at("cache_miss").get<double>(),   prices.at("output").get<double>()};
+  p.pricing = api::parse_price_table(j.at("pricing"));
   return p;
 }
 

@@ -8,21 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k3lab/api/price_table.hpp"
 #include "k3lab/api/transport_options.hpp"
 #include "k3lab/core/schema.hpp"
 #include "k3lab/validate/repo_snapshot.hpp"
 
 namespace k3lab::experiments::context_probe {
-
-// USD per 1M tokens, the three prices a Kimi chat completion is billed at.
-struct Pricing {
-  std::string model;
-  std::string as_of;
-  std::string source;
-  double cache_hit = 0;
-  double cache_miss = 0;
-  double output = 0;
-};
 
 struct Parameters {
   std::string model;
@@ -39,7 +30,7 @@ struct Parameters {
   double decision_confidence = 0;
   int transport_retries = 0;
   api::TransportSettings transport;  // parameters.transport, defaults filled in
-  Pricing pricing;
+  api::PriceTable pricing;
   std::string tokenizer_vocab;  // optional; empty: the conservative estimate (prompt_tokens.hpp)
   validate::RepositoryPin repository;  // the repository family's pinned real repository
 
