@@ -94,11 +94,7 @@ TransportSettings protocol_transport(const nlohmann::json& parameters) {
   if (!parameters.is_object() || !parameters.contains(kTransportSection)) return settings;
   const auto& section = parameters[kTransportSection];
   const auto issues = transport_schema()->validate(section, std::string("parameters.") + kTransportSection);
-  if (!issues.empty()) {
-    std::string message = "the protocol's transport section is invalid:";
-    for (const auto& issue : issues) message += "\n  " + issue.path + ": " + issue.message;
-    throw std::invalid_argument(message);
-  }
+  core::throw_schema_issues("the protocol's transport section is invalid:", issues);
   for (const auto& field : kFields) {
     if (section.contains(field.key)) settings.*field.member = section[field.key].get<double>();
   }

@@ -239,4 +239,11 @@ std::string Schema::describe(const std::string& prefix) const {
   return out.str();
 }
 
+void throw_schema_issues(const std::string& heading, const std::vector<SchemaIssue>& issues) {
+  if (issues.empty()) return;
+  std::string message = heading;
+  for (const auto& issue : issues) message += "\n  " + issue.path + ": " + issue.message;
+  throw std::invalid_argument(message);
+}
+
 }  // namespace k3lab::core

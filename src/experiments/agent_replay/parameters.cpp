@@ -117,11 +117,7 @@ Parameters parse_parameters(const nlohmann::json& j) {
     }
     if (auto issue = api::price_table_model_issue(j)) issues.push_back(*issue);
   }
-  if (!issues.empty()) {
-    std::string message = "agent-replay parameters are invalid:";
-    for (const auto& issue : issues) message += "\n  " + issue.path + ": " + issue.message;
-    throw std::invalid_argument(message);
-  }
+  core::throw_schema_issues("agent-replay parameters are invalid:", issues);
   Parameters p;
   p.model = j.at("model").get<std::string>();
   p.reasoning_effort = j.at("reasoning_effort").get<std::string>();

@@ -77,11 +77,8 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
   const auto config_of = [&p](const std::string& arm) {
     return trainer_config(p, arm, 0, nlohmann::json::object(), {});
   };
-  const auto shape_of = [&](const std::string& arm) {
-    return training::trainer_bench_shape([&] { return config_of(arm); });
-  };
-  d["gpu_hours_by_arm"] = training::arm_costs_json(training::arm_costs(
-      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), shape_of));
+  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
+      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), config_of);
   const auto micro_batch_rows = config_of(arm_ids().front()).resolved_micro_batch_rows();
   d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size(), micro_batch_rows));
   return d;

@@ -88,11 +88,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                               .not_counted = "attention-score, evaluation and probe FLOPs are not counted, "
                                              "so this is a lower bound on time, not a budget"},
                              units.size());
-  const auto shape_of = [&p](const std::string& arm) {
-    return training::trainer_bench_shape([&] { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
-  };
-  d["gpu_hours_by_arm"] = training::arm_costs_json(
-      training::arm_costs(arm_ids(), units, static_cast<double>(p.token_budget), target, shape_of));
+  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
+      arm_ids(), units, static_cast<double>(p.token_budget), target,
+      [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
   d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
   return d;
 }

@@ -61,11 +61,9 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                               .not_counted = "fake-quantization, histograms and evaluation are not "
                                              "counted, so this is a lower bound on time"},
                              units.size());
-  const auto shape_of = [&p](const std::string& arm) {
-    return training::trainer_bench_shape([&] { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
-  };
-  d["gpu_hours_by_arm"] = training::arm_costs_json(training::arm_costs(
-      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), shape_of));
+  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
+      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model),
+      [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
   d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
   return d;
 }

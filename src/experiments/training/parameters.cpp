@@ -6,10 +6,7 @@
 namespace k3lab::experiments::training {
 
 void throw_if_invalid(const std::string& experiment_id, const Issues& issues) {
-  if (issues.empty()) return;
-  std::string message = experiment_id + " parameters are invalid:";
-  for (const auto& issue : issues) message += "\n  " + issue.path + ": " + issue.message;
-  throw std::invalid_argument(message);
+  core::throw_schema_issues(experiment_id + " parameters are invalid:", issues);
 }
 
 void declare_seeds(Fields<Seeds>& fields, const std::string& doc) {

@@ -135,6 +135,13 @@ train::BenchShape trainer_bench_shape(const std::function<train::TrainerConfig()
   }
 }
 
+nlohmann::json trainer_arm_costs_json(const std::vector<std::string>& arms, const std::vector<Unit>& units,
+                                      double tokens_per_run, double parameters,
+                                      const std::function<train::TrainerConfig(const std::string&)>& config_of) {
+  const auto shape_of = [&](const std::string& arm) { return trainer_bench_shape([&] { return config_of(arm); }); };
+  return arm_costs_json(arm_costs(arms, units, tokens_per_run, parameters, shape_of));
+}
+
 EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens) {
   const double evaluations = training_tokens / static_cast<double>(schedule.eval_interval_tokens);
   return {"validation loss",

@@ -91,6 +91,12 @@ std::vector<ArmCost> arm_costs(const std::vector<std::string>& arms, const std::
                                double tokens_per_run, double parameters,
                                const std::function<train::BenchShape(const std::string&)>& shape_of);
 
+// details["gpu_hours_by_arm"] for arms that train with the shared trainer: arm_costs_json of arm_costs
+// with each arm's bench shape from trainer_bench_shape(config_of(arm)).
+nlohmann::json trainer_arm_costs_json(const std::vector<std::string>& arms, const std::vector<Unit>& units,
+                                      double tokens_per_run, double parameters,
+                                      const std::function<train::TrainerConfig(const std::string&)>& config_of);
+
 // The bench shape of the trainer config `make` builds (its model, sequence length and resolved
 // micro-batch rows); when building it throws, no shape and the error as the reason.
 train::BenchShape trainer_bench_shape(const std::function<train::TrainerConfig()>& make);
