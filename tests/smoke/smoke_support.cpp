@@ -33,8 +33,8 @@ ProcessOptions hermetic(const std::filesystem::path& cwd) {
   options.env["OPENBLAS_NUM_THREADS"] = std::string("2");
   options.env["OMP_NUM_THREADS"] = std::string("2");
   // They also depend on which vector kernels LibTorch and OpenBLAS pick for the CPU: on an AVX-512 CPU
-  // the losses of four training smoke ledgers differed from the fixtures in the 7th digit (and a
-  // histogram count by one). The fixtures were recorded with the AVX2 kernels, which every x86-64 CI
+  // all five training smoke ledgers differed from the fixtures from the 7th digit on (and a histogram
+  // count by one). The fixtures were recorded with the AVX2 kernels, which every x86-64 CI
   // machine has; these two variables pin them (OpenBLAS: Debian builds it with DYNAMIC_ARCH).
   options.env["ATEN_CPU_CAPABILITY"] = std::string("avx2");
   options.env["OPENBLAS_CORETYPE"] = std::string("Haswell");
