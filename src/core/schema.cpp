@@ -239,11 +239,14 @@ std::string Schema::describe(const std::string& prefix) const {
   return out.str();
 }
 
-void throw_schema_issues(const std::string& heading, const std::vector<SchemaIssue>& issues) {
-  if (issues.empty()) return;
+std::string schema_issues_message(const std::string& heading, const std::vector<SchemaIssue>& issues) {
   std::string message = heading;
   for (const auto& issue : issues) message += "\n  " + issue.path + ": " + issue.message;
-  throw std::invalid_argument(message);
+  return message;
+}
+
+void throw_schema_issues(const std::string& heading, const std::vector<SchemaIssue>& issues) {
+  if (!issues.empty()) throw std::invalid_argument(schema_issues_message(heading, issues));
 }
 
 }  // namespace k3lab::core

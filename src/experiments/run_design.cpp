@@ -2,6 +2,7 @@
 // design a run dir is bound to (runner_stages.hpp).
 #include <stdexcept>
 
+#include "k3lab/core/schema.hpp"
 #include "k3lab/core/set_value.hpp"
 #include "k3lab/core/sha256.hpp"
 #include "runner_stages.hpp"
@@ -88,11 +89,7 @@ std::variant<Design, RunSummary> resolve_design(Experiment& experiment, const Ru
     }
     apply_overrides(d.parameters, request.set_overrides);
     auto issues = experiment.parameter_schema().validate(d.parameters, "parameters");
-    if (!issues.empty()) {
-      std::string message = "--set produced invalid parameters:";
-      for (const auto& i : issues) message += "\n  " + i.path + ": " + i.message;
-      return refusal(kExitUsage, message);
-    }
+    if (!issues.empty()) return refusal(kExitUsage, core::schema_issues_message("--set produced invalid parameters:", issues));
   }
   d.hash = design_hash(d.protocol.hash(), d.parameters);
   d.units = experiment.enumerate(d.protocol, d.parameters);

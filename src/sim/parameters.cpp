@@ -256,14 +256,9 @@ const RetainedTraceSpec& SimParameters::retained_for(const std::string& mix) con
 
 namespace {
 
-void throw_schema_issues(const json& j) {
+void throw_parameter_issues(const json& j) {
   const auto issues = parameter_schema().validate(j, "parameters");
-  if (!issues.empty()) {
-    std::ostringstream out;
-    out << "memory-pool parameters: " << issues.size() << " problem(s)";
-    for (const auto& i : issues) out << "\n  " << i.path << ": " << i.message;
-    throw std::invalid_argument(out.str());
-  }
+  core::throw_schema_issues("memory-pool parameters: " + std::to_string(issues.size()) + " problem(s)", issues);
 }
 
 HybridModelConfig parse_model(const json& m, Collector& c) {
@@ -476,7 +471,7 @@ void parse_v2_blocks(const json& j, SimParameters& p, Collector& c) {
 }  // namespace
 
 SimParameters parse_parameters(const json& j) {
-  throw_schema_issues(j);
+  throw_parameter_issues(j);
   Collector c;
   SimParameters p;
   p.seed = j.at("seed").get<std::uint64_t>();

@@ -41,8 +41,10 @@ struct SchemaIssue {
   std::string message;  // what is wrong and what is expected
 };
 
-// Throws std::invalid_argument: `heading`, then one line "  <path>: <message>" per issue; nothing when
-// there is no issue.
+// `heading`, then one line "  <path>: <message>" per issue.
+std::string schema_issues_message(const std::string& heading, const std::vector<SchemaIssue>& issues);
+
+// Throws std::invalid_argument with schema_issues_message; nothing when there is no issue.
 void throw_schema_issues(const std::string& heading, const std::vector<SchemaIssue>& issues);
 
 class Schema {
