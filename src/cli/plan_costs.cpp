@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "k3lab/models/training_memory.hpp"
+
 namespace k3lab::cli {
 namespace {
 
@@ -33,6 +35,27 @@ std::string share(double s) {
   return text.str();
 }
 
+std::string gb(const nlohmann::json& bytes) { return models::gigabytes(bytes.get<std::int64_t>()); }
+
+// "    memory per training step (...): 52.1 GB of the H200's 141.0 GB: fits", then its parts.
+void print_memory(const nlohmann::json& m, std::ostream& out) {
+  const auto rows = m.at("micro_batch_rows").get<std::int64_t>();
+  out << "    memory per training step (" << rows << (rows == 1 ? " row x " : " rows x ")
+      << count(m.at("sequence_length").get<double>()) << " tokens, float32): " << gb(m.at("total_bytes")) << " of the "
+      << m.at("device").get<std::string>() << "'s " << gb(m.at("device_memory_bytes")) << ": "
+      << (m.at("fits").get<bool>() ? "fits" : "DOES NOT FIT (run refuses it on such a device)") << "\n";
+  std::string saved;
+  for (const auto& [what, bytes] : m.at("activations").items()) {
+    if (bytes.get<std::int64_t>() > 0) saved += (saved.empty() ? "" : ", ") + what + " " + gb(bytes);
+  }
+  const auto& transients = m.at("transients");
+  const auto largest = m.at("largest_transient").get<std::string>();
+  out << "      parameters " << gb(m.at("parameters_bytes")) << ", gradients " << gb(m.at("gradients_bytes"))
+      << ", optimizer state " << gb(m.at("optimizer_state_bytes")) << "; saved activations "
+      << gb(m.at("activation_bytes")) << " (" << saved << "); largest transient: " << largest << " "
+      << gb(transients.value(largest, nlohmann::json(0))) << "\n";
+}
+
 void print_arms(const nlohmann::json& details, std::ostream& out) {
   const auto& source = details.value("throughput_records", nlohmann::json::object());
   out << "GPU-hours by arm (benchmark records: " << source.value("file", std::string("not read")) << ", device "
@@ -57,6 +80,7 @@ void print_arms(const nlohmann::json& details, std::ostream& out) {
       out << "    evaluation at this rate: " << hours(arm.at("evaluation_gpu_hours_per_run").get<double>())
           << " GPU-hours per run\n";
     }
+    if (arm.contains("memory")) print_memory(arm.at("memory"), out);
   }
 }
 

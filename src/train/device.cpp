@@ -5,7 +5,10 @@
 
 #include <torch/cuda.h>
 
+#include <unistd.h>
+
 #if K3LAB_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -67,6 +70,17 @@ std::optional<std::int64_t> peak_memory_bytes(const torch::Device& device) {
 std::string peak_memory_source(const torch::Device& device) {
   return device.is_cuda() && torch_has_cuda() ? "cuda caching allocator (peak allocated bytes)"
                                               : "not measured on cpu (LibTorch has no CPU allocator statistics)";
+}
+
+DeviceMemory device_memory(const torch::Device& device) {
+#if K3LAB_TORCH_CUDA
+  if (device.is_cuda()) {
+    const auto* properties = at::cuda::getDeviceProperties(device.index());
+    return {static_cast<double>(properties->totalGlobalMem), std::string(properties->name) + " (" + device.str() + ")"};
+  }
+#endif
+  const auto pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return {static_cast<double>(pages) * static_cast<double>(page_size), "this machine's RAM"};
 }
 
 bool is_out_of_memory(const std::exception& error) {

@@ -24,6 +24,14 @@ std::optional<std::int64_t> peak_memory_bytes(const torch::Device& device);
 // Where peak_memory_bytes comes from, for records ("cuda caching allocator" / "not measured on cpu").
 std::string peak_memory_source(const torch::Device& device);
 
+// The memory a training step on `device` may use: the GPU's total memory, or this machine's RAM on
+// the CPU; with the device's name for messages ("NVIDIA H200 (cuda:0)", "this machine's RAM").
+struct DeviceMemory {
+  double bytes = 0;
+  std::string name;
+};
+DeviceMemory device_memory(const torch::Device& device);
+
 // True for LibTorch's out-of-memory errors (CUDA and CPU allocators) and std::bad_alloc.
 bool is_out_of_memory(const std::exception& error);
 

@@ -14,4 +14,7 @@ struct HardwarePeak {
 // bf16 8192^3 matmul measured at about 795 TFLOP/s on the H200.
 inline constexpr HardwarePeak kH200Bf16Matmul{"H200", "bf16 matmul", 795e12};
 
+// The H200's memory as NVIDIA specifies it (141 GB of HBM3e), the device the plan's memory check names.
+inline constexpr double kH200MemoryBytes = 141e9;
+
 }  // namespace k3lab::train

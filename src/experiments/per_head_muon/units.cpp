@@ -69,14 +69,16 @@ std::vector<training::ArmCost> arm_cost_rows(const Parameters& p, const std::vec
       ++runs;
       tokens += u.spec.at("token_budget").get<double>();
     }
-    auto bench = training::trainer_bench_shape([&] {
+    const auto config = [&] {
       return trainer_config(p, arm, p.configurations().front(), 0, p.token_budget, nlohmann::json::object(), {});
-    });
+    };
+    auto bench = training::trainer_bench_shape(config);
     if (arm != "adamw") {
       bench = {std::nullopt, "`k3lab bench train` steps AdamW; this arm steps " + arm +
                                  (bench.shape ? std::string() : "; " + bench.reason)};
     }
-    costs.push_back({arm, runs, runs ? tokens / static_cast<double>(runs) : 0.0, parameters, bench});
+    costs.push_back({arm, runs, runs ? tokens / static_cast<double>(runs) : 0.0, parameters, bench,
+                     training::trainer_memory(config)});
   }
   return costs;
 }

@@ -61,8 +61,16 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                              "router-balance trains its MoE model (moe_model.hpp), which `k3lab bench "
                              "train` does not build"};
   };
-  d["gpu_hours_by_arm"] = training::arm_costs_json(
-      training::arm_costs(arm_ids(), units, tokens_per_run, p.approximate_active_parameters(), shape_of));
+  auto costs = training::arm_costs(arm_ids(), units, tokens_per_run, p.approximate_active_parameters(), shape_of);
+  const models::MoeMemoryShape shape{.vocab_size = p.model.vocab_size, .hidden_size = p.model.d_model,
+                                     .layers = p.model.n_layers, .heads = p.model.n_heads,
+                                     .head_dim = p.model.head_dim, .experts = p.model.n_experts,
+                                     .top_k = p.model.top_k, .expert_hidden = p.model.expert_hidden};
+  // One forward per update (run_unit.cpp): the micro-batch is the whole batch, the same for every arm.
+  for (auto& cost : costs) {
+    cost.memory = models::moe_training_memory(shape, p.batch_tokens / p.sequence_length, p.sequence_length);
+  }
+  d["gpu_hours_by_arm"] = training::arm_costs_json(costs);
   // No evaluation pass: loads, drops and losses are logged from the training forward itself.
   d["evaluation_cost"] =
       training::evaluation_cost_json({.parameters = p.approximate_active_parameters(),

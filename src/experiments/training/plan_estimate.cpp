@@ -49,9 +49,45 @@ nlohmann::json arm_costs_json(const std::vector<ArmCost>& arms) {
                           {"floor_gpu_hours_per_run", floor.gpu_hours},
                           {"shape", a.bench.shape ? a.bench.shape->to_json() : nlohmann::json(nullptr)}};
     if (!a.bench.shape) row["unmeasured_reason"] = a.bench.reason;
+    if (a.memory) row["memory"] = memory_plan_json(*a.memory);
     rows.push_back(row);
   }
   return rows;
+}
+
+nlohmann::json memory_plan_json(const models::TrainingMemory& memory) {
+  auto j = memory.to_json();
+  j["device"] = kH200Bf16Matmul.device;
+  j["device_memory_bytes"] = train::kH200MemoryBytes;
+  j["fits"] = static_cast<double>(memory.total()) <= kMemoryHeadroom * train::kH200MemoryBytes;
+  return j;
+}
+
+std::optional<models::TrainingMemory> trainer_memory(const std::function<train::TrainerConfig()>& make) {
+  try {
+    const auto config = make();
+    return models::decoder_training_memory(config.model, config.resolved_micro_batch_rows(), config.sequence_length);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the bench shape's reason says why
+  }
+}
+
+std::optional<std::string> memory_refusal(const nlohmann::json& plan_details, double device_bytes,
+                                          const std::string& device_name) {
+  if (!plan_details.is_object() || !plan_details.contains("gpu_hours_by_arm")) return std::nullopt;
+  for (const auto& arm : plan_details.at("gpu_hours_by_arm")) {
+    if (!arm.contains("memory")) continue;
+    const auto& m = arm.at("memory");
+    const auto total = m.at("total_bytes").get<std::int64_t>();
+    if (static_cast<double>(total) <= kMemoryHeadroom * device_bytes) continue;
+    const auto rows = m.at("micro_batch_rows").get<std::int64_t>();
+    return "arm " + arm.at("arm").get<std::string>() + " needs an estimated " + models::gigabytes(total) +
+           " for one training step of " + std::to_string(rows) + (rows == 1 ? " row x " : " rows x ") + std::to_string(m.at("sequence_length").get<std::int64_t>()) + " tokens, more than " +
+           std::to_string(std::llround(100 * kMemoryHeadroom)) + "% of the " + models::gigabytes(static_cast<std::int64_t>(device_bytes)) +
+           " " + device_name + " has (`k3lab plan` prints every arm's parts): run it on a device with more memory; the "
+           "micro-batch follows from the protocol and is the same for every arm, so it is not shrunk for one";
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -121,7 +157,7 @@ std::vector<ArmCost> arm_costs(const std::vector<std::string>& arms, const std::
   std::vector<ArmCost> costs;
   for (const auto& arm : arms) {
     const auto runs = std::count_if(units.begin(), units.end(), [&](const Unit& u) { return u.spec.at("arm") == arm; });
-    costs.push_back({arm, static_cast<std::size_t>(runs), tokens_per_run, parameters, shape_of(arm)});
+    costs.push_back({arm, static_cast<std::size_t>(runs), tokens_per_run, parameters, shape_of(arm), std::nullopt});
   }
   return costs;
 }
@@ -139,7 +175,9 @@ nlohmann::json trainer_arm_costs_json(const std::vector<std::string>& arms, cons
                                       double tokens_per_run, double parameters,
                                       const std::function<train::TrainerConfig(const std::string&)>& config_of) {
   const auto shape_of = [&](const std::string& arm) { return trainer_bench_shape([&] { return config_of(arm); }); };
-  return arm_costs_json(arm_costs(arms, units, tokens_per_run, parameters, shape_of));
+  auto costs = arm_costs(arms, units, tokens_per_run, parameters, shape_of);
+  for (auto& cost : costs) cost.memory = trainer_memory([&] { return config_of(cost.arm); });
+  return arm_costs_json(costs);
 }
 
 EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens) {

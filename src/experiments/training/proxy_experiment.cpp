@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "k3lab/experiments/training/plan_estimate.hpp"
+#include "k3lab/train/device.hpp"
+
 namespace k3lab::experiments::training {
 
 namespace {
@@ -50,6 +53,16 @@ std::string data_line(const RunRecords& records) {
 }
 
 }  // namespace
+
+std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options) {
+  train::DeviceMemory memory;
+  try {
+    memory = train::device_memory(train::resolve_device(options.value("device", std::string("auto"))));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return memory_refusal(plan_details, memory.bytes, memory.name);
+}
 
 std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid) {
   return std::make_unique<ProxyWindowRule>(std::move(stop_on_invalid));

@@ -6,6 +6,7 @@
 // evaluation cadence's cost as a share of training.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "k3lab/experiments/experiment.hpp"
 #include "k3lab/experiments/training/downstream_spec.hpp"
 #include "k3lab/experiments/training/parameters.hpp"
+#include "k3lab/models/training_memory.hpp"
 #include "k3lab/train/bench.hpp"
 #include "k3lab/train/hardware_peak.hpp"
 #include "k3lab/train/trainer.hpp"
@@ -62,7 +64,23 @@ struct ArmCost {
   double tokens_per_run = 0;
   double parameters = 0;
   train::BenchShape bench;
+  std::optional<models::TrainingMemory> memory;  // one training step at the protocol's micro-batch
 };
+
+// An arm fits a device when its step's estimated peak is at most this share of the device's memory:
+// the rest is for the allocator's caching and fragmentation and the CUDA context.
+inline constexpr double kMemoryHeadroom = 0.9;
+
+// {memory..., device, device_memory_bytes, fits} for the plan's device (the H200).
+nlohmann::json memory_plan_json(const models::TrainingMemory& memory);
+
+// The memory plan of a trainer arm (DecoderLM), or nullopt when its configuration cannot be built.
+std::optional<models::TrainingMemory> trainer_memory(const std::function<train::TrainerConfig()>& make);
+
+// The first arm of plan details' gpu_hours_by_arm whose step cannot fit `device_bytes` (with the
+// headroom above), as a refusal that names the fix; nullopt when every arm fits.
+std::optional<std::string> memory_refusal(const nlohmann::json& plan_details, double device_bytes,
+                                          const std::string& device_name);
 
 // details["gpu_hours_by_arm"]: [{arm, runs, tokens_per_run, floor_gpu_hours_per_run, shape (or null),
 // unmeasured_reason (when null)}]; measured_estimate.hpp adds the measured figures and the basis.

@@ -50,6 +50,11 @@ struct ProxyModule {
 // the first invalid record with one of `stop_on_invalid`'s reasons (its detail says why).
 std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid);
 
+// The refusal when an arm's training step cannot fit the memory of the device the run trains on
+// (options' device: a GPU's memory, or this machine's RAM on the CPU), from the plan details' memory
+// plans; nullopt when every arm fits or the device cannot be resolved (the unit then says why).
+std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options);
+
 // A smoke page's can-say: one line from the run's real sizes beside the full profile's (the report
 // builder already set the smoke cannot-say line).
 void set_smoke_transfer_limit(const std::string& experiment_id, const RunScale& smoke, const RunScale& full,
@@ -84,6 +89,7 @@ class ProxyExperiment final : public Experiment {
     if (m_.runner_problem) {
       if (auto problem = m_.runner_problem(p)) return problem;
     }
+    if (auto problem = memory_problem(m_.plan(p, m_.units(p)), options)) return problem;
     try {
       const auto data = train::load_dataset(dataset_request(p, p.model.vocab_size, options));
       if (m_.check_dataset) m_.check_dataset(p, data);
