@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "../models/counting_cpu_allocator.hpp"
+#include "../models/model_test_configs.hpp"
 
 namespace k3lab::train {
 namespace {
@@ -32,22 +33,10 @@ struct StepShape {
 };
 constexpr StepShape kShapes[] = {{2, 128}, {1, 320}};
 
+// The model tests' tiny shapes, with a 64-token KDA chunk so that the intra-chunk sub-blocks are counted.
 models::ModelConfig reduced_config(const std::string& schedule) {
-  models::ModelConfig c;
-  c.vocab_size = 256;
-  c.hidden_size = 64;
-  c.schedule = schedule;
-  c.kda.num_heads = 2;
-  c.kda.head_dim = 32;
+  auto c = models::testing::tiny_config(schedule);
   c.kda.chunk_size = 64;
-  c.mla.num_heads = 2;
-  c.mla.kv_lora_rank = 32;
-  c.mla.qk_nope_head_dim = 32;
-  c.mla.qk_rope_head_dim = 16;
-  c.mla.v_head_dim = 32;
-  c.attention.num_heads = 2;
-  c.attention.head_dim = 32;
-  c.ffn.intermediate_size = 128;
   return c;
 }
 
