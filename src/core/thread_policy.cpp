@@ -10,19 +10,35 @@
 namespace k3lab::core {
 namespace {
 
-// The value at start-up: set_passive below changes the environment only for the next execution.
+// The values at start-up: the restart below changes the environment only for the next execution.
+std::string variable_or_unset(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "unset";
+}
+
 const std::string& wait_policy_at_start() {
-  static const std::string value = [] {
-    const char* v = std::getenv("OMP_WAIT_POLICY");
-    return std::string(v ? v : "unset");
-  }();
+  static const std::string value = variable_or_unset("OMP_WAIT_POLICY");
   return value;
 }
+
+const std::string& spin_count_at_start() {
+  static const std::string value = variable_or_unset("GOMP_SPINCOUNT");
+  return value;
+}
+
+// About 10-30 us of spinning on this class of CPU: long enough to bridge the gap between two small
+// LibTorch operators (a passive worker's futex wake-up costs about 70 us per parallel region: a
+// 65,536-element mul took 85 us at 2 threads against 13 us at 1), short enough to leave the core to
+// OpenBLAS's threads during a long product. Measured in docs/benchmarks.md ("Threads on CPU").
+constexpr const char* kSpinCount = "10000";
 
 }  // namespace
 
 nlohmann::json ThreadPolicy::to_json() const {
-  return {{"threads", threads}, {"source", source}, {"openmp_wait_policy", openmp_wait_policy()}};
+  return {{"threads", threads},
+          {"source", source},
+          {"openmp_wait_policy", openmp_wait_policy()},
+          {"openmp_spin_count", openmp_spin_count()}};
 }
 
 int affinity_cores() {
@@ -40,12 +56,17 @@ ThreadPolicy choose_thread_policy(int requested) {
 
 std::string openmp_wait_policy() { return wait_policy_at_start(); }
 
+std::string openmp_spin_count() { return spin_count_at_start(); }
+
 std::optional<std::string> restart_with_passive_openmp(char** argv) {
   if (wait_policy_at_start() != "unset") return std::nullopt;
-  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return std::string("setenv failed: ") + std::strerror(errno);
+  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0 || ::setenv("GOMP_SPINCOUNT", kSpinCount, 0) != 0) {
+    return std::string("setenv failed: ") + std::strerror(errno);
+  }
   ::execv("/proc/self/exe", argv);
   const std::string reason = std::string("re-executing /proc/self/exe failed: ") + std::strerror(errno);
   ::unsetenv("OMP_WAIT_POLICY");  // the loaded runtime still spins; say so truthfully in the manifest
+  if (spin_count_at_start() == "unset") ::unsetenv("GOMP_SPINCOUNT");
   return reason;
 }
 

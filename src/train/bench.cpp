@@ -92,6 +92,7 @@ void print_markdown(const nlohmann::json& report, std::ostream& out) {
   out << "threads: " << policy.at("threads").get<int>() << " (" << policy.at("source").get<std::string>()
       << "); LibTorch intra-op " << policy.at("intra_op").get<int>() << ", inter-op " << policy.at("inter_op").get<int>()
       << "; BLAS " << policy.at("blas").dump() << "; OMP_WAIT_POLICY " << policy.at("openmp_wait_policy").get<std::string>()
+      << ", GOMP_SPINCOUNT " << policy.at("openmp_spin_count").get<std::string>()
       << "; allocator " << report.at("settings").at("allocator").dump() << "\n\n";
   out << "| arm | schedule | parameters | tokens/s (median step) | step ms median [min, max] | cores busy | "
          "model GFLOP/token | MFU |\n";

@@ -23,11 +23,13 @@ nlohmann::json only_manifest(const std::filesystem::path& runs) {
 }
 
 nlohmann::json policy_of_run(const std::vector<std::string>& extra, std::optional<std::string> wait_policy,
-                             const std::string& experiment = "situ-qat") {
+                             const std::string& experiment = "situ-qat",
+                             std::optional<std::string> spin_count = std::nullopt) {
   TempDir dir;
   ProcessOptions options;
   options.env["K3LAB_PROTOCOL_DIR"] = (source_dir() / "experiments").string();
   options.env["OMP_WAIT_POLICY"] = std::move(wait_policy);
+  options.env["GOMP_SPINCOUNT"] = std::move(spin_count);
   std::vector<std::string> args = {"run", experiment, "--profile", "smoke", "--out", (dir.path() / "runs").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto result = run_k3lab(args, options);
@@ -40,6 +42,13 @@ TEST(ThreadPolicyCli, RunRecordsTheThreadsAndMakesIdleOpenMpWorkersSleep) {
   EXPECT_EQ(policy.value("threads", 0), 1) << policy.dump();
   EXPECT_EQ(policy.value("source", ""), "--threads");
   EXPECT_EQ(policy.value("openmp_wait_policy", ""), "PASSIVE") << "OMP_WAIT_POLICY unset: run re-executes with it";
+  EXPECT_EQ(policy.value("openmp_spin_count", ""), "10000") << "a short spin before sleeping";
+}
+
+TEST(ThreadPolicyCli, AUserSpinCountIsKeptWhenTheWaitPolicyIsSet) {
+  const auto policy = policy_of_run({"--threads", "1"}, std::nullopt, "situ-qat", std::string("500"));
+  EXPECT_EQ(policy.value("openmp_wait_policy", ""), "PASSIVE") << policy.dump();
+  EXPECT_EQ(policy.value("openmp_spin_count", ""), "500") << policy.dump();
 }
 
 // The simulator and the API experiments never start LibTorch's pool: no restart (it costs a second

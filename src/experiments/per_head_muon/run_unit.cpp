@@ -50,6 +50,7 @@ train::TrainerConfig trainer_config(const Parameters& p, const std::string& arm,
   c.token_budget = token_budget;
   c.batch_tokens = p.batch_tokens;
   c.sequence_length = p.sequence_length;
+  c.micro_batch_rows = p.trainer_micro_batch_rows();
   c.eval_interval_tokens = p.eval_interval_tokens;
   c.validation_tokens = p.validation_tokens;
   c.optimizer.name = optimizer_name(arm);

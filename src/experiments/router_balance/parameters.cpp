@@ -85,6 +85,11 @@ void check(const Parameters& p, training::Issues& issues) {
     issues.push_back({"parameters.final_loss_window_updates", "is longer than measured_updates"});
   }
   training::check_batching(p, issues);
+  if (p.micro_batch_rows && static_cast<std::int64_t>(*p.micro_batch_rows) * p.sequence_length != p.batch_tokens) {
+    issues.push_back({"parameters.micro_batch_rows",
+                      "must be the whole batch (batch_tokens / sequence_length): one forward per update, because "
+                      "expert capacity and the balancing statistics are per batch"});
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "k3lab/experiments/training/parameters.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -38,6 +39,11 @@ void declare_data(Fields<DataSource>& fields, const DataWording& wording) {
 void declare_batching(Fields<Batching>& fields, const BatchingWording& wording) {
   fields.integer("batch_tokens", wording.batch_tokens, &Batching::batch_tokens).at_least(1);
   fields.integer("sequence_length", wording.sequence_length, &Batching::sequence_length).at_least(1);
+  fields.count_or_null("micro_batch_rows", wording.micro_batch_rows, &Batching::micro_batch_rows);
+  fields.string_or_null("activation_checkpointing",
+                        "\"none\": every activation is kept for backward, no recomputation (the only policy "
+                        "implemented; every full profile fits one H200 without it, `k3lab plan`)",
+                        &Batching::activation_checkpointing);
 }
 
 void declare_evaluation(Fields<TokenSchedule>& fields, const EvaluationWording& wording) {
@@ -99,6 +105,20 @@ void check_multiple(std::int64_t value, std::int64_t of, const std::string& path
 void check_batching(const Batching& batching, Issues& issues) {
   check_multiple(batching.batch_tokens, batching.sequence_length, "parameters.batch_tokens",
                  "whole sequences: a multiple of sequence_length", issues);
+  const std::int64_t rows = batching.batch_tokens / std::max<std::int64_t>(1, batching.sequence_length);
+  if (batching.micro_batch_rows) {
+    const auto micro = static_cast<std::int64_t>(*batching.micro_batch_rows);
+    if (micro < 1 || rows % micro != 0) {
+      issues.push_back({"parameters.micro_batch_rows",
+                        "must be at least 1 and divide the " + std::to_string(rows) +
+                            " rows of a step (batch_tokens / sequence_length)"});
+    }
+  }
+  if (batching.activation_checkpointing && *batching.activation_checkpointing != "none") {
+    issues.push_back({"parameters.activation_checkpointing",
+                      "must be \"none\" (the trainer keeps every activation; recomputation is not implemented), got \"" +
+                          *batching.activation_checkpointing + "\""});
+  }
 }
 
 void check_token_schedule(const TokenSchedule& schedule, Issues& issues) {

@@ -28,7 +28,6 @@ std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts
 void apply_execution_options(train::TrainerConfig& config, const nlohmann::json& options) {
   config.device = options.value("device", std::string("auto"));
   config.threads = options.value("threads", 0);
-  if (options.contains("micro_batch_rows")) config.micro_batch_rows = options.at("micro_batch_rows").get<std::int64_t>();
 }
 
 std::optional<WindowVerdict> data_unavailable_stop(const nlohmann::json& terminal_record) {
@@ -70,6 +69,7 @@ train::TrainerConfig shared_trainer_config(const DataSource& data, const TokenSc
   c.token_budget = schedule.token_budget;
   c.batch_tokens = schedule.batch_tokens;
   c.sequence_length = schedule.sequence_length;
+  c.micro_batch_rows = schedule.trainer_micro_batch_rows();
   c.eval_interval_tokens = schedule.eval_interval_tokens;
   c.validation_tokens = schedule.validation_tokens;
   c.checkpoint_dir = checkpoint_dir;

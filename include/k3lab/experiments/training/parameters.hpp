@@ -225,6 +225,14 @@ struct DataSource {
 struct Batching {
   std::int64_t batch_tokens = 0;
   std::int64_t sequence_length = 0;
+  // Rows per forward and backward, the same for every arm (issue 18); nullopt only in parameters
+  // recorded before the field existed, which ran the trainer's automatic rule.
+  std::optional<std::uint64_t> micro_batch_rows;
+  // "none": every saved activation is kept (the only policy the trainer implements); nullopt as above.
+  std::optional<std::string> activation_checkpointing;
+
+  // micro_batch_rows for train::LoopConfig (0: the automatic rule).
+  std::int64_t trainer_micro_batch_rows() const { return static_cast<std::int64_t>(micro_batch_rows.value_or(0)); }
 };
 
 struct TokenSchedule : Batching {
@@ -276,6 +284,9 @@ void declare_data(Fields<DataSource>& fields, const DataWording& wording);
 struct BatchingWording {
   std::string batch_tokens = "tokens per optimizer step";
   std::string sequence_length = "training window in tokens";
+  std::string micro_batch_rows =
+      "rows per forward and backward (gradients accumulate over the step's rows), the same for every arm; "
+      "must divide batch_tokens / sequence_length; `k3lab plan` prints each arm's memory at it";
 };
 void declare_batching(Fields<Batching>& fields, const BatchingWording& wording);
 

@@ -29,8 +29,8 @@ std::optional<std::string> dataset_problem(const train::DatasetRequest& request)
 // checkpoints) without an artifacts dir, so nothing ever lands in the working directory.
 std::filesystem::path unit_checkpoint_dir(const std::filesystem::path& artifacts_dir, const std::string& unit_id);
 
-// The execution options of `k3lab run` that reach the trainer (device, threads, micro_batch_rows):
-// how to run, never what is trained.
+// The execution options of `k3lab run` that reach the trainer (device, threads): how to run, never
+// what is trained (the micro-batch is the protocol's micro_batch_rows, the same for every arm).
 void apply_execution_options(train::TrainerConfig& config, const nlohmann::json& options);
 
 // A stop verdict when `terminal_record` is a `data-unavailable` failure (every later unit would fail alike).
