@@ -33,7 +33,7 @@ void LoopConfig::validate() const {
               std::to_string(world_size()) + " data-parallel ranks: use a world size that divides " +
               std::to_string(rows_per_step()));
   require(micro_batch_rows >= 0, "micro_batch_rows", "must be >= 0 (0: automatic)");
-  require(micro_batch_rows == 0 || rows_per_rank() % micro_batch_rows == 0, "micro_batch_rows",
+  require(micro_batch_rows == 0 || rows_per_rank() % resolved_micro_batch_rows() == 0, "micro_batch_rows",
           "must divide the rows per step" + std::string(world_size() > 1 ? " of each rank" : "") + " (" +
               std::to_string(rows_per_rank()) + ")");
   require(grad_clip >= 0, "grad_clip", "must be >= 0");
@@ -44,7 +44,9 @@ void LoopConfig::validate() const {
 int LoopConfig::world_size() const { return distributed ? distributed->world_size() : 1; }
 
 std::int64_t LoopConfig::resolved_micro_batch_rows() const {
-  if (micro_batch_rows > 0) return micro_batch_rows;
+  // A rank never holds more rows than it trains: data parallelism can leave fewer per rank than the
+  // protocol's micro-batch, the same for every arm.
+  if (micro_batch_rows > 0) return std::min(micro_batch_rows, rows_per_rank());
   std::int64_t rows = std::max<std::int64_t>(1, kAutoMicroBatchTokens / sequence_length);
   rows = std::min(rows, rows_per_rank());
   while (rows_per_rank() % rows != 0) --rows;

@@ -71,7 +71,8 @@ struct LoopConfig {
   std::int64_t rows_per_step() const { return batch_tokens / sequence_length; }
   int world_size() const;
   std::int64_t rows_per_rank() const { return rows_per_step() / world_size(); }
-  // Rows per forward on each rank: micro_batch_rows, or automatic (a divisor of rows_per_rank()).
+  // Rows per forward on each rank: micro_batch_rows (at most rows_per_rank()), or automatic (a divisor of
+  // rows_per_rank()).
   std::int64_t resolved_micro_batch_rows() const;
   // Everything here that determines the losses (not device/threads/checkpoint paths/world size, which,
   // like threads, change only the float summation order); with the task's identity, hashed into

@@ -225,7 +225,8 @@ struct DataSource {
 struct Batching {
   std::int64_t batch_tokens = 0;
   std::int64_t sequence_length = 0;
-  // Rows per forward and backward, the same for every arm (issue 18); nullopt only in parameters
+  // Rows per forward and backward, the same for every arm (issue 18; a data-parallel rank with fewer
+  // rows takes all of its rows at once); nullopt only in parameters
   // recorded before the field existed, which ran the trainer's automatic rule.
   std::optional<std::uint64_t> micro_batch_rows;
   // "none": every saved activation is kept (the only policy the trainer implements); nullopt as above.
