@@ -58,7 +58,8 @@ TEST(PlanMemory, RunRefusesADesignWhoseStepCannotFitTheDeviceAndRecordsNothing) 
   // than this machine's RAM; the other overrides only keep the design consistent.
   const std::vector<std::string> args = {
       "run", "hybrid-attention", "--unfrozen", "--out", dir.path().string(),
-      "--set", "sequence_length=65536", "--set", "batch_tokens=65536", "--set", "token_budget=65536",
+      "--set", "sequence_length=65536", "--set", "batch_tokens=65536", "--set", "micro_batch_rows=1",
+      "--set", "token_budget=65536",
       "--set", "eval_interval_tokens=65536", "--set", "validation_tokens=65536",
       "--set", "downstream.at_tokens=[65536]", "--set", "long_context_eval.lengths=[131072]"};
   const auto r = run_k3lab(args);

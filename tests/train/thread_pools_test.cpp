@@ -2,6 +2,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <thread>
 
 #include <torch/torch.h>
 
@@ -41,6 +42,9 @@ TEST(ThreadPools, OneThreadKeepsOneCoreBusyThroughMatmuls) {
   torch::manual_seed(0);
   const auto a = torch::randn({384, 384});  // (384, 384)
   auto c = a.mm(a);
+  // Workers an earlier test of this process left spinning (OpenMP's and OpenBLAS's idle threads spin a
+  // while before they sleep) would count here; let them fall asleep first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const double cpu_start = cpu_seconds();
   const auto wall_start = std::chrono::steady_clock::now();
   for (int i = 0; i < 40; ++i) c = torch::tanh(c.mm(a) * 1e-3);  // (384, 384)

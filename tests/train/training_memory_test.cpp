@@ -7,6 +7,7 @@
 #include <k3lab/models/training_memory.hpp>
 #include <k3lab/train/muon_optimizer.hpp>
 #include <k3lab/train/optimizer.hpp>
+#include <k3lab/train/thread_pools.hpp>
 #include <k3lab/train/training_task.hpp>
 
 #include <gtest/gtest.h>
@@ -50,6 +51,8 @@ Measured measure_steps(const std::function<torch::nn::Module&()>& build,
                        const std::function<torch::Tensor(const torch::Tensor&)>& logits_of,
                        const std::function<std::unique_ptr<torch::optim::Optimizer>(torch::nn::Module&)>& optimizer_of,
                        std::int64_t vocab, StepShape shape) {
+  // One thread: the measured peak is then the operators' own tensors, not per-thread scratch buffers.
+  apply_thread_policy(core::choose_thread_policy(1));
   torch::manual_seed(7);
   auto& allocator = CountingCpuAllocator::installed();
   const auto before = allocator.current();

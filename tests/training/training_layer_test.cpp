@@ -62,7 +62,8 @@ TEST(Fields, SchemaListsTheFieldsInDeclarationOrderAndParseFillsEveryMember) {
   std::vector<std::string> names;
   for (const auto& field : toy_set().schema().fields()) names.push_back(field.name);
   EXPECT_EQ(names, (std::vector<std::string>{"seeds", "model", "data", "token_budget", "batch_tokens", "sequence_length",
-                                             "eval_interval_tokens", "validation_tokens", "extra"}));
+                                             "micro_batch_rows", "activation_checkpointing", "eval_interval_tokens",
+                                             "validation_tokens", "extra"}));
   const auto p = toy_set().parse(toy_json());
   EXPECT_EQ(p.seeds, (std::vector<std::uint64_t>{3, 5}));
   EXPECT_EQ(p.model.vocab_size, 256);

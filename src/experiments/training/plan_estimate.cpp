@@ -81,11 +81,14 @@ std::optional<std::string> memory_refusal(const nlohmann::json& plan_details, do
     const auto total = m.at("total_bytes").get<std::int64_t>();
     if (static_cast<double>(total) <= kMemoryHeadroom * device_bytes) continue;
     const auto rows = m.at("micro_batch_rows").get<std::int64_t>();
+    const std::string step = std::to_string(rows) + (rows == 1 ? " row x " : " rows x ") +
+                             std::to_string(m.at("sequence_length").get<std::int64_t>()) + " tokens";
+    const std::string share = std::to_string(std::llround(100 * kMemoryHeadroom)) + "%";
     return "arm " + arm.at("arm").get<std::string>() + " needs an estimated " + models::gigabytes(total) +
-           " for one training step of " + std::to_string(rows) + (rows == 1 ? " row x " : " rows x ") + std::to_string(m.at("sequence_length").get<std::int64_t>()) + " tokens, more than " +
-           std::to_string(std::llround(100 * kMemoryHeadroom)) + "% of the " + models::gigabytes(static_cast<std::int64_t>(device_bytes)) +
-           " " + device_name + " has (`k3lab plan` prints every arm's parts): run it on a device with more memory; the "
-           "micro-batch follows from the protocol and is the same for every arm, so it is not shrunk for one";
+           " for one training step of " + step + ", more than " + share + " of the " +
+           models::gigabytes(static_cast<std::int64_t>(device_bytes)) + " " + device_name +
+           " has (`k3lab plan` prints every arm's parts): run it on a device with more memory; the micro-batch "
+           "follows from the protocol and is the same for every arm, so it is not shrunk for one";
   }
   return std::nullopt;
 }
