@@ -26,10 +26,11 @@ const std::string& spin_count_at_start() {
   return value;
 }
 
-// About 10-30 us of spinning on this class of CPU: long enough to bridge the gap between two small
-// LibTorch operators (a passive worker's futex wake-up costs about 70 us per parallel region: a
-// 65,536-element mul took 85 us at 2 threads against 13 us at 1), short enough to leave the core to
-// OpenBLAS's threads during a long product. Measured in docs/benchmarks.md ("Threads on CPU").
+// A short spin (libgomp's own default is 300,000 iterations, "active" spins for ever): long enough to
+// bridge the gap between two small LibTorch operators (a passive worker's futex wake-up cost about 70 us
+// per parallel region: a 65,536-element mul took 85 us at 2 threads against 13 us at 1), short enough to
+// leave the core to OpenBLAS's threads during a long product. The best of 3,000 to 1,000,000 measured in
+// docs/benchmarks.md ("OpenMP's spin before sleeping").
 constexpr const char* kSpinCount = "10000";
 
 }  // namespace
