@@ -39,6 +39,9 @@ What is not mirrored exactly:
     tensor. LibTorch skips the multiply and keeps an integer. Same update, a few more small ops.
   * Casts to the compute dtype (`.to(float32)` in rms_norm.cpp, kda_chunkwise.cpp and elsewhere)
     do nothing for this float32 model, so they are left out.
+  * The chunk loop's batched products. k3lab splits each stack of 64 x 64 products across its threads
+    (models/batched_matmul.cpp, the same values bit for bit); eager's torch.matmul multiplies them one
+    after another. That is a k3lab optimisation, so this script keeps eager's own matmul.
   * Devices. Debian's torch is CPU-only, so only the CPU is measured (bench's device option is auto).
 Parameter counts match exactly. The script checks its module count against a copy of
 models/param_count.cpp, which is the count k3lab prints.
@@ -203,8 +206,11 @@ class ShortConv(nn.Module):
     def forward(self, x):  # (B, T, C) -> (B, T, C)
         cache = torch.zeros(x.size(0), self.kernel_size - 1, self.channels)  # (B, W - 1, C)
         window = torch.cat([cache, x], 1)  # (B, W - 1 + T, C)
-        y = F.conv1d(window.transpose(1, 2), self.weight.unsqueeze(1), None, 1, 0, 1, self.channels)  # (B, C, T)
-        return F.silu(y.transpose(1, 2))  # (B, T, C)
+        T = x.size(1)
+        y = window.narrow(1, 0, T) * self.weight.select(1, 0)  # (B, T, C)
+        for i in range(1, self.kernel_size):
+            y = torch.addcmul(y, window.narrow(1, i, T), self.weight.select(1, i))
+        return F.silu(y)  # (B, T, C)
 
 
 def linear(d_in, d_out):
@@ -392,10 +398,11 @@ def kda_chunkwise(q, k, v, g, beta, C):
 
     S = torch.zeros(B, H, K, V)  # (B, H, K, V)
     outputs = []
+    U_n, W_n, q_n, Aqk_n, k_n, decay_n = (t.unbind(2) for t in (U, W, q_decayed, Aqk, k_to_end, chunk_decay))
     for n in range(N):
-        v_new = U.select(2, n) - torch.matmul(W.select(2, n), S)  # (B, H, C, V)
-        outputs.append(torch.matmul(q_decayed.select(2, n), S) + torch.matmul(Aqk.select(2, n), v_new))
-        S = S * chunk_decay.select(2, n) + torch.matmul(k_to_end.select(2, n).transpose(-1, -2), v_new)
+        v_new = U_n[n] - torch.matmul(W_n[n], S)  # (B, H, C, V)
+        outputs.append(torch.matmul(q_n[n], S) + torch.matmul(Aqk_n[n], v_new))
+        S = S * decay_n[n] + torch.matmul(k_n[n].transpose(-1, -2), v_new)
     out = torch.stack(outputs, 2).reshape(B, H, N * C, V).narrow(2, 0, T)  # (B, H, T, V)
     return out.permute(0, 2, 1, 3)  # (B, T, H, V)
 

@@ -1,5 +1,6 @@
 #include <k3lab/models/causal_attention.hpp>
 
+#include <k3lab/models/linear.hpp>
 #include <k3lab/models/rope.hpp>
 
 #include <torch/torch.h>
@@ -44,13 +45,10 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const AttentionOptions& options
     throw std::invalid_argument("CausalSelfAttention: rope_theta must be 0 (NoPE) or > 0 with an even head_dim");
   }
   const auto D = options_.hidden_size, HD = options_.num_heads * options_.head_dim;
-  auto linear = [](std::int64_t in, std::int64_t out) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-  };
-  q_proj = register_module("q_proj", linear(D, HD));
-  k_proj = register_module("k_proj", linear(D, HD));
-  v_proj = register_module("v_proj", linear(D, HD));
-  o_proj = register_module("o_proj", linear(HD, D));
+  q_proj = register_module("q_proj", projection(D, HD));
+  k_proj = register_module("k_proj", projection(D, HD));
+  v_proj = register_module("v_proj", projection(D, HD));
+  o_proj = register_module("o_proj", projection(HD, D));
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) { return attend(x, nullptr); }

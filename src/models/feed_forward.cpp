@@ -1,6 +1,7 @@
 #include <k3lab/models/feed_forward.hpp>
 
 #include <k3lab/models/activations.hpp>
+#include <k3lab/models/linear.hpp>
 #include <k3lab/models/situ_glu_ops.hpp>
 
 #include <torch/torch.h>
@@ -18,12 +19,9 @@ FeedForwardImpl::FeedForwardImpl(const FeedForwardOptions& options) : options_(o
       !std::isfinite(options_.situ_beta_gate) || !std::isfinite(options_.situ_beta_up)) {
     throw std::invalid_argument("FeedForward: situ_beta_gate and situ_beta_up must be finite and > 0");
   }
-  auto linear = [](std::int64_t in, std::int64_t out) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-  };
-  gate_proj = register_module("gate_proj", linear(options_.hidden_size, options_.intermediate_size));
-  up_proj = register_module("up_proj", linear(options_.hidden_size, options_.intermediate_size));
-  down_proj = register_module("down_proj", linear(options_.intermediate_size, options_.hidden_size));
+  gate_proj = register_module("gate_proj", projection(options_.hidden_size, options_.intermediate_size));
+  up_proj = register_module("up_proj", projection(options_.hidden_size, options_.intermediate_size));
+  down_proj = register_module("down_proj", projection(options_.intermediate_size, options_.hidden_size));
 }
 
 void FeedForwardImpl::set_fake_quantizer(std::shared_ptr<const FakeQuantizer> quantizer) {

@@ -10,6 +10,8 @@
 // sub-blocks, which guard themselves (see IntraChunkMode).
 #include <k3lab/models/kda.hpp>
 
+#include <k3lab/models/batched_matmul.hpp>
+
 #include <limits>
 
 #include "kda_checks.hpp"
@@ -64,7 +66,7 @@ torch::Tensor intra_scores(const torch::Tensor& x, const torch::Tensor& k, const
   torch::Tensor diag;  // (..., nsub, sub, sub)
   if (factorized) {
     const auto mid = middle_rows(Gb, sub);
-    diag = torch::matmul(xb * (Gb - mid).exp(), (kb * (mid - Gb).exp()).transpose(-1, -2));
+    diag = batched_matmul(xb * (Gb - mid).exp(), (kb * (mid - Gb).exp()).transpose(-1, -2));
   } else {
     auto diff = Gb.unsqueeze(-2) - Gb.unsqueeze(-3);  // (..., nsub, sub_i, sub_j, K)
     auto decay = diff.masked_fill(lower.logical_not().unsqueeze(-1),
@@ -84,7 +86,7 @@ torch::Tensor intra_scores(const torch::Tensor& x, const torch::Tensor& k, const
       const auto ref = G.narrow(-2, a * sub, 1);                                       // (..., 1, K)
       const auto xr = x.narrow(-2, a * sub, sub) * (G.narrow(-2, a * sub, sub) - ref).exp();
       const auto kc = k.narrow(-2, 0, a * sub) * (ref - G.narrow(-2, 0, a * sub)).exp();
-      parts.push_back(torch::matmul(xr, kc.transpose(-1, -2)));  // (..., sub, a * sub)
+      parts.push_back(batched_matmul(xr, kc.transpose(-1, -2)));  // (..., sub, a * sub)
     }
     parts.push_back(diag.select(-3, a));  // (..., sub, sub)
     if (a + 1 < nsub) {
@@ -171,14 +173,16 @@ KdaResult kda_chunkwise(const torch::Tensor& q, const torch::Tensor& k, const to
   const auto k_to_end = kc * (G_last - G).exp();                    // (B, H, N, C, K)
   const auto chunk_decay = G_last.exp().transpose(-1, -2);          // (B, H, N, K, 1)
 
+  // unbind, not select per chunk: select's backward writes a zero-padded full-size gradient per
+  // chunk, unbind's backward stacks the chunks once.
+  const auto U_n = U.unbind(2), W_n = W.unbind(2), q_n = q_decayed.unbind(2), Aqk_n = Aqk.unbind(2),
+             k_n = k_to_end.unbind(2), decay_n = chunk_decay.unbind(2);
   std::vector<torch::Tensor> outputs;
   outputs.reserve(static_cast<std::size_t>(N));
   for (std::int64_t n = 0; n < N; ++n) {
-    const auto v_new = U.select(2, n) - torch::matmul(W.select(2, n), S);  // (B, H, C, V)
-    outputs.push_back(torch::matmul(q_decayed.select(2, n), S) +
-                      torch::matmul(Aqk.select(2, n), v_new));             // (B, H, C, V)
-    S = S * chunk_decay.select(2, n) +
-        torch::matmul(k_to_end.select(2, n).transpose(-1, -2), v_new);     // (B, H, K, V)
+    const auto v_new = U_n[n] - batched_matmul(W_n[n], S);                              // (B, H, C, V)
+    outputs.push_back(batched_matmul(q_n[n], S) + batched_matmul(Aqk_n[n], v_new));     // (B, H, C, V)
+    S = S * decay_n[n] + batched_matmul(k_n[n].transpose(-1, -2), v_new);               // (B, H, K, V)
   }
   auto out = torch::stack(outputs, 2).reshape({B, H, N * C, V}).narrow(2, 0, T);  // (B, H, T, V)
   return {out.permute({0, 2, 1, 3}).to(q.scalar_type()), S};

@@ -3,6 +3,7 @@
 #include <k3lab/models/kda.hpp>
 #include <k3lab/models/kda_gate.hpp>
 #include <k3lab/models/kda_ops.hpp>
+#include <k3lab/models/linear.hpp>
 
 #include <torch/torch.h>
 
@@ -13,10 +14,6 @@
 namespace k3lab::models {
 
 namespace {
-
-torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias = false) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
-}
 
 void validate(const KdaLayerOptions& o) {
   auto require = [](bool ok, const std::string& what) {
@@ -48,23 +45,23 @@ KdaLayerImpl::KdaLayerImpl(const KdaLayerOptions& options) : options_(options) {
   validate(options_);
   const auto D = options_.hidden_size, H = options_.num_heads, K = options_.head_dim;
   const auto rank = options_.gate_rank > 0 ? options_.gate_rank : K;
-  q_proj = register_module("q_proj", linear(D, H * K));
-  k_proj = register_module("k_proj", linear(D, H * K));
-  v_proj = register_module("v_proj", linear(D, H * K));
+  q_proj = register_module("q_proj", projection(D, H * K));
+  k_proj = register_module("k_proj", projection(D, H * K));
+  v_proj = register_module("v_proj", projection(D, H * K));
   q_conv = register_module("q_conv", ShortConv(H * K, options_.conv_kernel));
   k_conv = register_module("k_conv", ShortConv(H * K, options_.conv_kernel));
   v_conv = register_module("v_conv", ShortConv(H * K, options_.conv_kernel));
-  f_a_proj = register_module("f_a_proj", linear(D, rank));
-  f_b_proj = register_module("f_b_proj", linear(rank, H * K));
-  b_proj = register_module("b_proj", linear(D, H));
+  f_a_proj = register_module("f_a_proj", projection(D, rank));
+  f_b_proj = register_module("f_b_proj", projection(rank, H * K));
+  b_proj = register_module("b_proj", projection(D, H));
   if (options_.full_rank_output_gate) {
-    g_proj = register_module("g_proj", linear(D, H * K));
+    g_proj = register_module("g_proj", projection(D, H * K));
   } else {
-    g_a_proj = register_module("g_a_proj", linear(D, rank));
-    g_b_proj = register_module("g_b_proj", linear(rank, H * K, /*bias=*/true));
+    g_a_proj = register_module("g_a_proj", projection(D, rank));
+    g_b_proj = register_module("g_b_proj", projection(rank, H * K, /*bias=*/true));
   }
   o_norm = register_module("o_norm", GatedRMSNorm(K, options_.norm_eps));
-  o_proj = register_module("o_proj", linear(H * K, D));
+  o_proj = register_module("o_proj", projection(H * K, D));
   A_log = register_parameter("A_log", torch::zeros({H}));
   dt_bias = register_parameter("dt_bias", torch::zeros({H * K}));
 }

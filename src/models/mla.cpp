@@ -1,6 +1,7 @@
 #include <k3lab/models/mla.hpp>
 
 #include <k3lab/models/causal_attention.hpp>
+#include <k3lab/models/linear.hpp>
 
 #include <torch/torch.h>
 
@@ -9,14 +10,6 @@
 #include <string>
 
 namespace k3lab::models {
-
-namespace {
-
-torch::nn::Linear linear(std::int64_t in, std::int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-}
-
-}  // namespace
 
 std::int64_t MlaCache::bytes() const {
   std::int64_t total = 0;
@@ -40,17 +33,17 @@ MlaImpl::MlaImpl(const MlaOptions& options) : options_(options) {
   const auto D = o.hidden_size, H = o.num_heads;
   const auto qk_dim = o.qk_nope_head_dim + o.qk_rope_head_dim;
   if (o.q_lora_rank > 0) {
-    q_a_proj = register_module("q_a_proj", linear(D, o.q_lora_rank));
+    q_a_proj = register_module("q_a_proj", projection(D, o.q_lora_rank));
     q_a_norm = register_module("q_a_norm", RMSNorm(o.q_lora_rank, o.latent_norm_eps));
-    q_b_proj = register_module("q_b_proj", linear(o.q_lora_rank, H * qk_dim));
+    q_b_proj = register_module("q_b_proj", projection(o.q_lora_rank, H * qk_dim));
   } else {
-    q_proj = register_module("q_proj", linear(D, H * qk_dim));
+    q_proj = register_module("q_proj", projection(D, H * qk_dim));
   }
-  kv_a_proj = register_module("kv_a_proj", linear(D, o.kv_lora_rank + o.qk_rope_head_dim));
+  kv_a_proj = register_module("kv_a_proj", projection(D, o.kv_lora_rank + o.qk_rope_head_dim));
   kv_a_norm = register_module("kv_a_norm", RMSNorm(o.kv_lora_rank, o.latent_norm_eps));
-  kv_b_proj = register_module("kv_b_proj", linear(o.kv_lora_rank, H * (o.qk_nope_head_dim + o.v_head_dim)));
-  if (o.output_gate) g_proj = register_module("g_proj", linear(D, H * o.v_head_dim));
-  o_proj = register_module("o_proj", linear(H * o.v_head_dim, D));
+  kv_b_proj = register_module("kv_b_proj", projection(o.kv_lora_rank, H * (o.qk_nope_head_dim + o.v_head_dim)));
+  if (o.output_gate) g_proj = register_module("g_proj", projection(D, H * o.v_head_dim));
+  o_proj = register_module("o_proj", projection(H * o.v_head_dim, D));
 }
 
 void MlaImpl::check_input(const torch::Tensor& x) const {

@@ -38,12 +38,16 @@ torch::Tensor ShortConvImpl::forward_with_cache(const torch::Tensor& x, torch::T
     throw std::invalid_argument("ShortConv: cache must be (B, kernel_size - 1, channels); create it "
                                 "with empty_cache()");
   }
+  const std::int64_t T = x.size(1);
   const auto window = torch::cat({cache.to(x.scalar_type()), x}, 1);  // (B, W - 1 + T, C)
-  const auto y = torch::conv1d(window.transpose(1, 2), weight.unsqueeze(1), /*bias=*/torch::Tensor(),
-                               /*stride=*/at::IntArrayRef{1}, /*padding=*/at::IntArrayRef{0},
-                               /*dilation=*/at::IntArrayRef{1}, /*groups=*/channels);                   // (B, C, T)
+  // A sum of shifted products, not a depthwise conv1d: oneDNN's depthwise backward ran 4x slower
+  // on two threads than on one (docs/benchmarks.md, issue 19).
+  auto y = window.narrow(1, 0, T) * weight.select(1, 0);               // (B, T, C)
+  for (std::int64_t i = 1; i < kernel_size; ++i) {
+    y = torch::addcmul(y, window.narrow(1, i, T), weight.select(1, i));  // (B, T, C)
+  }
   cache = window.narrow(1, window.size(1) - (kernel_size - 1), kernel_size - 1);
-  return torch::silu(y.transpose(1, 2));                               // (B, T, C)
+  return torch::silu(y);                                               // (B, T, C)
 }
 
 }  // namespace k3lab::models

@@ -71,5 +71,29 @@ TEST(ShortConv, IsACausalDepthwiseConvolutionWithSilu) {
   EXPECT_EQ(cache.sizes(), (std::vector<std::int64_t>{1, W - 1, C}));
 }
 
+// The gradients of the shifted-product form against ATen's depthwise conv1d of the same window.
+TEST(ShortConv, GradientsMatchDepthwiseConv1d) {
+  core::Rng rng(4);
+  const std::int64_t B = 2, C = 5, W = 4, T = 9;
+  ShortConv conv(C, W);
+  conv->to(torch::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    conv->weight.copy_(normal_tensor({C, W}, rng, 0, 1, torch::kDouble));
+  }
+  const auto x = normal_tensor({B, T, C}, rng, 0, 1, torch::kDouble).requires_grad_(true);
+  const auto upstream = normal_tensor({B, T, C}, rng, 0, 1, torch::kDouble);
+  (conv(x) * upstream).sum().backward();
+
+  const auto x_ref = x.detach().clone().requires_grad_(true);
+  const auto w_ref = conv->weight.detach().clone().requires_grad_(true);
+  const auto window = torch::constant_pad_nd(x_ref.transpose(1, 2), {W - 1, 0});  // (B, C, W - 1 + T)
+  const auto y_ref = torch::conv1d(window, w_ref.unsqueeze(1), torch::Tensor(), at::IntArrayRef{1},
+                                     at::IntArrayRef{0}, at::IntArrayRef{1}, C);  // (B, C, T)
+  (torch::silu(y_ref.transpose(1, 2)) * upstream).sum().backward();
+  EXPECT_LT((x.grad() - x_ref.grad()).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((conv->weight.grad() - w_ref.grad()).abs().max().item<double>(), 1e-12);
+}
+
 }  // namespace
 }  // namespace k3lab::models
