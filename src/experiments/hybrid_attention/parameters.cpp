@@ -42,8 +42,13 @@ void declare(Fields<Parameters>& f) {
                &Parameters::long_context_lengths)
         .at_least(1)
         .non_empty();
-    l.integer("examples_per_length", "retrieval examples per length at every evaluation", &Parameters::long_context_examples)
+    l.integer("examples_per_length", "retrieval examples per length (and clean-text rows) at the last evaluation",
+              &Parameters::long_context_examples)
         .at_least(1);
+    l.count_or_null("checkpoint_examples",
+                    "examples per length at the evaluations before the last: a fixed, evenly spaced subset of "
+                    "examples_per_length (null: all of them)",
+                    &Parameters::long_context_checkpoint_examples);
   });
   f.part(training::declare_downstream, "the predeclared downstream suite, scored at at_tokens and at the budget (docs/downstream.md)");
   f.number("safety_timeout_hours", "a run still training after this long is marked incomplete",
@@ -69,6 +74,12 @@ void check(const Parameters& p, training::Issues& issues) {
   if (p.downstream && !p.analysis) {
     issues.push_back({"parameters.analysis", "is required with parameters.downstream: it sets the bootstrap of the "
                                              "paired downstream comparisons"});
+  }
+  if (const auto& subset = p.long_context_checkpoint_examples;
+      subset && (*subset < 1 || *subset > static_cast<std::uint64_t>(p.long_context_examples))) {
+    issues.push_back({"parameters.long_context_eval.checkpoint_examples",
+                      "must be between 1 and examples_per_length (" + std::to_string(p.long_context_examples) +
+                          "), or null to score every example at every evaluation"});
   }
   bool beyond = false;
   for (auto length : p.long_context_lengths) beyond |= length > p.sequence_length;

@@ -30,6 +30,9 @@ struct Parameters : training::Seeds, training::DataSource, training::TokenSchedu
   Model model;
   std::vector<std::int64_t> long_context_lengths;
   int long_context_examples = 0;
+  // Examples (and clean-text rows) per length at the evaluations before the last; absent (protocol
+  // versions before 6): every example at every evaluation.
+  std::optional<std::uint64_t> long_context_checkpoint_examples;
   double safety_timeout_hours = 0;
 };
 

@@ -20,17 +20,17 @@ nlohmann::json score_json(const RetrievalScore& s) {
 }
 
 RetrievalScore score_all(models::DecoderLM& model, const std::vector<RetrievalExample>& examples,
-                                std::int64_t chunk, const torch::Device& device) {
+                         const std::vector<std::size_t>& chosen, std::int64_t chunk, const torch::Device& device) {
   RetrievalScore total;
-  if (examples.empty()) return total;
+  if (chosen.empty()) return total;
   const std::int64_t length = examples.front().length;
   const auto rows = static_cast<std::size_t>(probe_rows(chunk, length, model->config().mla.num_heads));
-  for (std::size_t first = 0; first < examples.size(); first += rows) {
-    const std::size_t n = std::min<std::size_t>(rows, examples.size() - first);
+  for (std::size_t first = 0; first < chosen.size(); first += rows) {
+    const std::size_t n = std::min<std::size_t>(rows, chosen.size() - first);
     std::vector<std::int64_t> tokens;
     tokens.reserve(n * static_cast<std::size_t>(length));
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& t = examples[first + i].tokens;
+      const auto& t = examples[chosen[first + i]].tokens;
       tokens.insert(tokens.end(), t.begin(), t.end());
     }
     StreamOptions options;
@@ -39,7 +39,7 @@ RetrievalScore score_all(models::DecoderLM& model, const std::vector<RetrievalEx
     const auto out = streamed_forward(model, tokens, static_cast<std::int64_t>(n), length, options, device);
     for (std::size_t i = 0; i < n; ++i) {
       const std::span<const std::int64_t> predictions(out.predictions.data() + i * length, static_cast<std::size_t>(length));
-      total += score_retrieval(examples[first + i], predictions);
+      total += score_retrieval(examples[chosen[first + i]], predictions);
     }
   }
   return total;
@@ -51,6 +51,13 @@ std::int64_t probe_rows(std::int64_t chunk, std::int64_t length, std::int64_t he
   constexpr double kScoreElements = 1024.0 * 1024.0 * 1024.0;  // 4 GiB of float32 scores
   const double per_row = static_cast<double>(chunk) * static_cast<double>(length) * static_cast<double>(std::max<std::int64_t>(1, heads));
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(kScoreElements / per_row), 1, 8);
+}
+
+std::vector<std::size_t> evenly_spaced(std::size_t total, std::size_t count) {
+  count = std::min(count, total);
+  std::vector<std::size_t> out(count);
+  for (std::size_t j = 0; j < count; ++j) out[j] = j * total / count;
+  return out;
 }
 
 LongContextProbes::LongContextProbes(const Parameters& p, const train::Dataset& data) : p_(p), data_(data) {
@@ -92,23 +99,41 @@ std::vector<std::int64_t> LongContextProbes::text(std::int64_t length, std::int6
   return out;
 }
 
-nlohmann::json LongContextProbes::evaluate(models::DecoderLM& model, const torch::Device& device) const {
-  const std::int64_t T = p_.sequence_length;
-  nlohmann::json retrieval = nlohmann::json::array();
+nlohmann::json LongContextProbes::evaluate(models::DecoderLM& model, const torch::Device& device, bool final) const {
+  const auto all = static_cast<std::size_t>(p_.long_context_examples);
+  const auto chosen = evenly_spaced(all, final || !p_.long_context_checkpoint_examples
+                                             ? all
+                                             : static_cast<std::size_t>(*p_.long_context_checkpoint_examples));
+  auto out = position_probes(model, device, chosen);
+  out["retrieval"] = retrieval(model, device, chosen);
+  out["examples_per_length"] = chosen.size();
+  out["haystack_tiled"] = tiled_;
+  return out;
+}
+
+nlohmann::json LongContextProbes::retrieval(models::DecoderLM& model, const torch::Device& device,
+                                            const std::vector<std::size_t>& chosen) const {
+  nlohmann::json out = nlohmann::json::array();
   for (const auto& e : examples_) {
-    retrieval.push_back({{"length", e.length},
-                         {"beyond_training_window", e.length > T},
-                         {"mqar", score_json(score_all(model, e.mqar, chunk_, device))},
-                         {"needle", score_json(score_all(model, e.needle, chunk_, device))}});
+    out.push_back({{"length", e.length},
+                   {"beyond_training_window", e.length > p_.sequence_length},
+                   {"mqar", score_json(score_all(model, e.mqar, chosen, chunk_, device))},
+                   {"needle", score_json(score_all(model, e.needle, chosen, chunk_, device))}});
   }
-  // Loss by position and state norms on clean held-out text of the longest length.
+  return out;
+}
+
+// Loss by position and state norms on the chosen rows of clean held-out text of the longest length.
+nlohmann::json LongContextProbes::position_probes(models::DecoderLM& model, const torch::Device& device,
+                                                  const std::vector<std::size_t>& chosen) const {
+  const std::int64_t T = p_.sequence_length;
   std::vector<std::int64_t> positions;
   for (const auto length : p_.long_context_lengths) {
     if (length % chunk_ == 0 || length == longest_) positions.push_back(length);
   }
   std::sort(positions.begin(), positions.end());
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-  const std::int64_t rows = static_cast<std::int64_t>(clean_.size()) / longest_;
+  const auto rows = static_cast<std::int64_t>(chosen.size());
   std::vector<double> bucket_sum(static_cast<std::size_t>((longest_ - 1 + T - 1) / T), 0.0);
   std::vector<std::int64_t> bucket_count(bucket_sum.size(), 0);
   std::vector<double> norm_sum(positions.size(), 0.0);
@@ -116,7 +141,12 @@ nlohmann::json LongContextProbes::evaluate(models::DecoderLM& model, const torch
   const std::int64_t step = probe_rows(chunk_, longest_, model->config().mla.num_heads);
   for (std::int64_t first = 0; first < rows; first += step) {
     const std::int64_t n = std::min(step, rows - first);
-    const std::span<const std::int64_t> tokens(clean_.data() + first * longest_, static_cast<std::size_t>(n * longest_));
+    std::vector<std::int64_t> tokens;
+    tokens.reserve(static_cast<std::size_t>(n * longest_));
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto begin = clean_.begin() + static_cast<std::ptrdiff_t>(chosen[first + r]) * longest_;
+      tokens.insert(tokens.end(), begin, begin + longest_);
+    }
     StreamOptions options;
     options.chunk = chunk_;
     options.norm_positions = positions;
@@ -147,10 +177,8 @@ nlohmann::json LongContextProbes::evaluate(models::DecoderLM& model, const torch
       norms.push_back({{"position", positions[i]}, {"mean_state_norm", norm_sum[i] / static_cast<double>(rows)}});
     }
   }
-  return {{"retrieval", retrieval},
-          {"loss_by_position", {{"length", longest_}, {"rows", rows}, {"buckets", buckets}}},
-          {"kda_state_norm", norms},
-          {"haystack_tiled", tiled_}};
+  return {{"loss_by_position", {{"length", longest_}, {"rows", rows}, {"buckets", buckets}}},
+          {"kda_state_norm", norms}};
 }
 
 FinalProbes LongContextProbes::final_probes(models::DecoderLM& model, const torch::Device& device) const {

@@ -3,7 +3,9 @@
 // validation text, so every arm and seed sees the same examples:
 //   at every evaluation: MQAR and needle retrieval at each long_context_eval length, loss by position
 //     (buckets of sequence_length) and the KDA state norm at each length on clean held-out text of
-//     the longest length;
+//     the longest length; evaluations before the last score the fixed, evenly spaced subset of
+//     long_context_eval.checkpoint_examples examples (and text rows) when the protocol sets it, the
+//     last one all of them (the page and the decision read only the last);
 //   once, at the token budget: batch-1 inference memory and throughput at each length, and the
 //     decode-vs-chunkwise drift over min(longest length, 2 x sequence_length) tokens.
 #include <cstdint>
@@ -24,6 +26,8 @@ inline constexpr std::int64_t kProbeDecodeTokens = 32;
 // Rows per streamed forward in the retrieval and loss probes: at most 8, and at most as many as keep
 // one chunk's attention scores (rows x heads x chunk x length float32) near 4 GiB; at least 1.
 std::int64_t probe_rows(std::int64_t chunk, std::int64_t length, std::int64_t heads);
+// `count` indices of 0..total-1, evenly spaced from 0 (all of them when count >= total).
+std::vector<std::size_t> evenly_spaced(std::size_t total, std::size_t count);
 
 struct FinalProbes {
   nlohmann::json data;    // bytes and drift (deterministic on CPU)
@@ -34,7 +38,8 @@ class LongContextProbes {
  public:
   LongContextProbes(const Parameters& p, const train::Dataset& data);
 
-  nlohmann::json evaluate(models::DecoderLM& model, const torch::Device& device) const;
+  // `final`: the evaluation at the token budget, which scores every example.
+  nlohmann::json evaluate(models::DecoderLM& model, const torch::Device& device, bool final) const;
   FinalProbes final_probes(models::DecoderLM& model, const torch::Device& device) const;
 
   std::int64_t chunk() const { return chunk_; }
@@ -43,6 +48,10 @@ class LongContextProbes {
 
  private:
   std::vector<std::int64_t> text(std::int64_t length, std::int64_t index, std::int64_t count) const;
+  nlohmann::json retrieval(models::DecoderLM& model, const torch::Device& device,
+                           const std::vector<std::size_t>& chosen) const;
+  nlohmann::json position_probes(models::DecoderLM& model, const torch::Device& device,
+                                 const std::vector<std::size_t>& chosen) const;
 
   Parameters p_;
   const train::Dataset& data_;

@@ -47,7 +47,8 @@ UnitOutcome run_training_unit(const Unit& unit, RunEnv& env) {
 
   auto hooks = training::unit_hooks(unit, env);
   hooks.evaluate = training::with_downstream(
-      [&](train::EvalContext& context) { return probes.evaluate(context.model, context.device); }, downstream);
+      [&](train::EvalContext& context) { return probes.evaluate(context.model, context.device, context.final); },
+      downstream);
 
   auto result = train::train(config, dataset, hooks);
   data["training"] = result.to_json();

@@ -44,7 +44,11 @@ std::vector<Unit> enumerate_units(const Parameters& p) {
 training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) {
   const double R = static_cast<double>(runs);
   const double evaluations = static_cast<double>(p.token_budget / p.eval_interval_tokens);
-  const double examples = static_cast<double>(p.long_context_examples);
+  // Examples per length scored over one run: the checkpoint subset at the evaluations before the
+  // last, every example at the last.
+  const double subset = static_cast<double>(p.long_context_checkpoint_examples.value_or(p.long_context_examples));
+  const double examples =
+      evaluations < 1 ? 0.0 : (evaluations - 1) * subset + static_cast<double>(p.long_context_examples);
   double all_lengths = 0, longest = 0, inference = 0;
   for (const auto length : p.long_context_lengths) {
     all_lengths += static_cast<double>(length);
@@ -53,14 +57,15 @@ training::EvaluationCost evaluation_cost(const Parameters& p, std::size_t runs) 
   }
   const double drift = 2.0 * std::min(longest, 2.0 * static_cast<double>(p.sequence_length));
   const std::vector<std::string> probe_fields = {"eval_interval_tokens", "long_context_eval.lengths",
-                                                 "long_context_eval.examples_per_length"};
+                                                 "long_context_eval.examples_per_length",
+                                                 "long_context_eval.checkpoint_examples"};
   training::EvaluationCost cost{
       .parameters = static_cast<double>(p.target_parameters),
       .training_tokens = R * static_cast<double>(p.token_budget),
       .runs = runs,
       .parts = {training::validation_loss_part(p, R * static_cast<double>(p.token_budget)),
-                {"MQAR and needle retrieval probes", probe_fields, R * evaluations * 2.0 * examples * all_lengths},
-                {"loss by position on the longest probe length", probe_fields, R * evaluations * examples * longest},
+                {"MQAR and needle retrieval probes", probe_fields, R * 2.0 * examples * all_lengths},
+                {"loss by position on the longest probe length", probe_fields, R * examples * longest},
                 {"final inference and drift probes",
                  {"long_context_eval.lengths", "sequence_length"},
                  R * (inference + drift)}}};

@@ -72,7 +72,8 @@ class Fields {
     static_assert(std::is_base_of_v<Of, T>, "the member must belong to T or a base of T");
     readers_.push_back([name, member](const nlohmann::json& j, T& out) {
       const auto value = j.value(name, nlohmann::json());
-      if (!value.is_null() && !value.is_number_unsigned()) {
+      const bool count = value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+      if (!value.is_null() && !count) {
         throw std::invalid_argument("parameters field \"" + name + "\" must be a non-negative integer or null, got " +
                                     value.dump());
       }
