@@ -1,8 +1,6 @@
 #include "k3lab/api/clock.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 #include <thread>
 
 namespace k3lab::api {
@@ -66,19 +64,6 @@ void ManualClock::advance(std::chrono::nanoseconds duration) {
 std::vector<std::chrono::nanoseconds> ManualClock::sleeps() const {
   std::lock_guard lock(mutex_);
   return sleeps_;
-}
-
-std::string format_utc(std::chrono::system_clock::time_point time) {
-  const auto since_epoch = time.time_since_epoch();
-  const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
-  const std::time_t t = static_cast<std::time_t>(seconds.count());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-  return buf;
 }
 
 }  // namespace k3lab::api

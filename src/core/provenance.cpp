@@ -46,17 +46,20 @@ SourceRevision source_revision(const std::filesystem::path& inside_tree, const s
   return rev;
 }
 
-std::string utc_now_iso() {
-  const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+std::string format_utc(std::chrono::system_clock::time_point time) {
+  const auto since_epoch = time.time_since_epoch();
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
+  const std::time_t t = static_cast<std::time_t>(seconds.count());
   std::tm tm{};
   gmtime_r(&t, &tm);
   char text[64];
   std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
   return text;
 }
+
+std::string utc_now_iso() { return format_utc(std::chrono::system_clock::now()); }
 
 std::string utc_now_compact() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -6,29 +6,17 @@
 namespace k3lab::experiments {
 
 UnitOutcome UnitOutcome::result(nlohmann::json data, nlohmann::json timing) {
-  UnitOutcome o;
-  o.kind = Kind::Result;
-  o.data = std::move(data);
-  o.timing = std::move(timing);
-  return o;
+  return {.kind = Kind::Result, .data = std::move(data), .timing = std::move(timing), .reason = {}, .detail = {}};
 }
 
 UnitOutcome UnitOutcome::invalid(std::string reason, std::string detail, nlohmann::json data) {
-  UnitOutcome o;
-  o.kind = Kind::Invalid;
-  o.reason = std::move(reason);
-  o.detail = std::move(detail);
-  o.data = std::move(data);
-  return o;
+  return {.kind = Kind::Invalid, .data = std::move(data), .timing = {}, .reason = std::move(reason),
+          .detail = std::move(detail)};
 }
 
 UnitOutcome UnitOutcome::failure(std::string failure_class, std::string detail, nlohmann::json data) {
-  UnitOutcome o;
-  o.kind = Kind::Failure;
-  o.reason = std::move(failure_class);
-  o.detail = std::move(detail);
-  o.data = std::move(data);
-  return o;
+  return {.kind = Kind::Failure, .data = std::move(data), .timing = {}, .reason = std::move(failure_class),
+          .detail = std::move(detail)};
 }
 
 core::LedgerRecords RunRecords::terminal_records() const {

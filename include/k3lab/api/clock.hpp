@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "k3lab/core/provenance.hpp"
+
 namespace k3lab::api {
 
 class Clock {
@@ -52,7 +54,7 @@ class ManualClock final : public Clock {
   std::vector<std::chrono::nanoseconds> sleeps_;
 };
 
-// "2026-08-03T12:34:56.789Z"
-std::string format_utc(std::chrono::system_clock::time_point time);
+// "2026-08-03T12:34:56.789Z" (the ledger's own timestamp form).
+using core::format_utc;
 
 }  // namespace k3lab::api

@@ -65,22 +65,19 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                    {"bootstrap_resamples", p.decision.bootstrap_resamples},
                    {"max_memory_regression", p.decision.max_memory_regression},
                    {"max_throughput_regression", p.decision.max_throughput_regression}};
-  training::add_run_estimate(d,
-                             {.parameters_key = "approximate_parameters",
-                              .parameters = training::approximate_parameters(p.model),
-                              .tokens_per_run = static_cast<double>(p.token_budget),
-                              .not_counted = "attention scores, AttnRes aggregation and evaluation "
-                                             "are not counted, so this is a lower bound on time",
-                              .counted = "6 x parameters x tokens for the ordinary-residual shape "
-                                         "(tied embedding)"},
-                             units.size());
   const auto config_of = [&p](const std::string& arm) {
     return trainer_config(p, arm, 0, nlohmann::json::object(), {});
   };
-  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
-      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model), config_of);
-  const auto micro_batch_rows = config_of(arm_ids().front()).resolved_micro_batch_rows();
-  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size(), micro_batch_rows));
+  training::add_trainer_costs(
+      d,
+      {.parameters_key = "approximate_parameters",
+       .parameters = training::approximate_parameters(p.model),
+       .tokens_per_run = static_cast<double>(p.token_budget),
+       .not_counted = "attention scores, AttnRes aggregation and evaluation are not counted, so this is a lower "
+                      "bound on time",
+       .counted = "6 x parameters x tokens for the ordinary-residual shape (tied embedding)"},
+      arm_ids(), units, config_of,
+      evaluation_cost(p, units.size(), config_of(arm_ids().front()).resolved_micro_batch_rows()));
   return d;
 }
 

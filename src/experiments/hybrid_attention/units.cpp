@@ -87,16 +87,14 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
                      {"tolerance", p.parameter_tolerance},
                      {"allowed_range",
                       {std::llround(target * (1 - p.parameter_tolerance)), std::llround(target * (1 + p.parameter_tolerance))}}};
-  training::add_run_estimate(d,
-                             {.parameters = target,
-                              .tokens_per_run = static_cast<double>(p.token_budget),
-                              .not_counted = "attention-score, evaluation and probe FLOPs are not counted, "
-                                             "so this is a lower bound on time, not a budget"},
-                             units.size());
-  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
-      arm_ids(), units, static_cast<double>(p.token_budget), target,
-      [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
-  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
+  training::add_trainer_costs(
+      d,
+      {.parameters = target,
+       .tokens_per_run = static_cast<double>(p.token_budget),
+       .not_counted = "attention-score, evaluation and probe FLOPs are not counted, so this is a lower bound on "
+                      "time, not a budget"},
+      arm_ids(), units, [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); },
+      evaluation_cost(p, units.size()));
   return d;
 }
 

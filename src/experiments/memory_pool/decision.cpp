@@ -39,7 +39,7 @@ Pairs pairs_of(const RunResults& results, const std::string& mix, const Decision
   return p;
 }
 
-std::string admission_only_verdict(const sim::MeanInterval& diff) {
+std::string admission_only_verdict(const MeanInterval& diff) {
   if (diff.n < 2) return "not enough seeded traces";
   if (diff.low > 0) return "supported";
   if (diff.high < 0) return "refuted";
@@ -64,12 +64,12 @@ report::Table admission_decision_table(const sim::SimParameters& params, const R
                       "unified copy time, s (mean)"};
   for (const auto& mix : params.mixes) {
     const Pairs p = pairs_of(results, mix.id, arms);
-    const auto d = sim::mean_ci95(p.admit);
+    const auto d = mean_ci95(p.admit);
     decision.rows.push_back({mix.id, d.n, report::Cell(d.mean, 5), report::Cell(d.low, 5), report::Cell(d.high, 5),
                              smoke ? std::string("not evaluated (smoke)") : admission_only_verdict(d),
-                             report::Cell(sim::mean_ci95(p.p99).mean, 5),
-                             report::Cell(sim::mean_ci95(p.moved_gb).mean, 5),
-                             report::Cell(sim::mean_ci95(p.copy_seconds).mean, 5)});
+                             report::Cell(mean_ci95(p.p99).mean, 5),
+                             report::Cell(mean_ci95(p.moved_gb).mean, 5),
+                             report::Cell(mean_ci95(p.copy_seconds).mean, 5)});
   }
   decision.caption = "Arms compared: " + arms.unified + " vs " + arms.fixed +
                      " (both requested by the seed), paired on the same seeded traces; Student-t 95% interval of the "
@@ -109,7 +109,7 @@ report::Table co_primary_decision_table(const sim::SimParameters& params, const 
          report::Cell(d.admit.mean, 5), report::Cell(d.admit.low, 5), report::Cell(d.admit.high, 5),
          report::Cell(d.delay.mean, 5), report::Cell(d.delay.low, 5), report::Cell(d.delay.high, 5),
          smoke ? std::string("not evaluated (smoke)") : verdict_text(d.verdict),
-         report::Cell(sim::mean_ci95(p.moved_gb).mean, 5), report::Cell(sim::mean_ci95(p.copy_seconds).mean, 5)});
+         report::Cell(mean_ci95(p.moved_gb).mean, 5), report::Cell(mean_ci95(p.copy_seconds).mean, 5)});
   }
   decision.caption =
       "Arms compared: " + arms.unified + " vs " + arms.fixed +
@@ -123,7 +123,7 @@ report::Table co_primary_decision_table(const sim::SimParameters& params, const 
   return decision;
 }
 
-CoPrimaryVerdict co_primary_verdict(const sim::MeanInterval& admit, const sim::MeanInterval& delay) {
+CoPrimaryVerdict co_primary_verdict(const MeanInterval& admit, const MeanInterval& delay) {
   if (admit.n < 2 || delay.n < 2) return CoPrimaryVerdict::NotEnoughPairs;
   const bool any_above = admit.low > 0 || delay.low > 0;
   const bool any_below = admit.high < 0 || delay.high < 0;
@@ -154,8 +154,8 @@ CoPrimaryDecision decide(const std::vector<double>& admit_differences, const std
     throw std::invalid_argument("co-primary decision: admission and delay differences must pair the same traces");
   }
   CoPrimaryDecision d;
-  d.admit = sim::mean_ci95(admit_differences);
-  d.delay = sim::mean_ci95(delay_differences);
+  d.admit = mean_ci95(admit_differences);
+  d.delay = mean_ci95(delay_differences);
   d.verdict = co_primary_verdict(d.admit, d.delay);
   return d;
 }

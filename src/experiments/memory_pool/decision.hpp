@@ -15,7 +15,7 @@
 
 #include "k3lab/report/page.hpp"
 #include "k3lab/sim/parameters.hpp"
-#include "k3lab/sim/stats.hpp"
+#include "memory_pool/mean_interval.hpp"
 #include "memory_pool/run_results.hpp"
 #include "memory_pool/selection.hpp"
 
@@ -23,13 +23,13 @@ namespace k3lab::experiments::memory_pool {
 
 enum class CoPrimaryVerdict { NotEnoughPairs, Supported, Refuted, TradeOff, Unresolved };
 
-CoPrimaryVerdict co_primary_verdict(const sim::MeanInterval& admit, const sim::MeanInterval& delay);
+CoPrimaryVerdict co_primary_verdict(const MeanInterval& admit, const MeanInterval& delay);
 // "supported", "refuted", "unresolved (trade-off: ...)", "unresolved", "not enough seeded traces".
 std::string verdict_text(CoPrimaryVerdict verdict);
 
 struct CoPrimaryDecision {
-  sim::MeanInterval admit;  // d_admit, paired
-  sim::MeanInterval delay;  // d_delay, paired, seconds
+  MeanInterval admit;  // d_admit, paired
+  MeanInterval delay;  // d_delay, paired, seconds
   CoPrimaryVerdict verdict = CoPrimaryVerdict::NotEnoughPairs;
 };
 

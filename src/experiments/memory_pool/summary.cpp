@@ -7,7 +7,7 @@
 
 #include "k3lab/sim/calibration.hpp"
 #include "k3lab/sim/parameters.hpp"
-#include "k3lab/sim/stats.hpp"
+#include "memory_pool/mean_interval.hpp"
 #include "memory_pool/decision.hpp"
 #include "memory_pool/run_results.hpp"
 #include "memory_pool/sensitivity_section.hpp"
@@ -134,7 +134,7 @@ report::Table policy_table(const std::string& mix, const std::string& policy, co
     for (const auto& r : results) {
       if (r.trace_index > 0) values.push_back(metric.value(r.data));
     }
-    const sim::MeanInterval ci = sim::mean_ci95(values);
+    const MeanInterval ci = mean_ci95(values);
     std::vector<report::Cell> row = {metric.name};
     row.push_back(retained ? report::Cell(metric.value(*retained), 5) : report::Cell("missing"));
     if (values.empty()) {

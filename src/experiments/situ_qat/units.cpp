@@ -54,17 +54,14 @@ nlohmann::json plan_details(const Parameters& p, const std::vector<Unit>& units)
               {"scale_rounding", p.quantization.scale_rounding},
               {"situ_betas", {p.beta1, p.beta2}},
               {"situ_output_bound", p.beta1 * p.beta2}};
-  training::add_run_estimate(d,
-                             {.parameters_key = "approximate_parameters",
-                              .parameters = training::approximate_parameters(p.model),
-                              .tokens_per_run = static_cast<double>(p.token_budget),
-                              .not_counted = "fake-quantization, histograms and evaluation are not "
-                                             "counted, so this is a lower bound on time"},
-                             units.size());
-  d["gpu_hours_by_arm"] = training::trainer_arm_costs_json(
-      arm_ids(), units, static_cast<double>(p.token_budget), training::approximate_parameters(p.model),
-      [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); });
-  d["evaluation_cost"] = training::evaluation_cost_json(evaluation_cost(p, units.size()));
+  training::add_trainer_costs(
+      d,
+      {.parameters_key = "approximate_parameters",
+       .parameters = training::approximate_parameters(p.model),
+       .tokens_per_run = static_cast<double>(p.token_budget),
+       .not_counted = "fake-quantization, histograms and evaluation are not counted, so this is a lower bound on time"},
+      arm_ids(), units, [&p](const std::string& arm) { return trainer_config(p, arm, 0, nlohmann::json::object(), {}); },
+      evaluation_cost(p, units.size()));
   return d;
 }
 

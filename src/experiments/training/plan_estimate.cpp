@@ -183,6 +183,15 @@ nlohmann::json trainer_arm_costs_json(const std::vector<std::string>& arms, cons
   return arm_costs_json(costs);
 }
 
+void add_trainer_costs(nlohmann::json& details, const RunCost& cost, const std::vector<std::string>& arms,
+                       const std::vector<Unit>& units,
+                       const std::function<train::TrainerConfig(const std::string&)>& config_of,
+                       const EvaluationCost& evaluation) {
+  add_run_estimate(details, cost, units.size());
+  details["gpu_hours_by_arm"] = trainer_arm_costs_json(arms, units, cost.tokens_per_run, cost.parameters, config_of);
+  details["evaluation_cost"] = evaluation_cost_json(evaluation);
+}
+
 EvaluationPart validation_loss_part(const TokenSchedule& schedule, double training_tokens) {
   const double evaluations = training_tokens / static_cast<double>(schedule.eval_interval_tokens);
   return {"validation loss",

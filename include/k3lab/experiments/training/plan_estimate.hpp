@@ -115,6 +115,14 @@ nlohmann::json trainer_arm_costs_json(const std::vector<std::string>& arms, cons
                                       double tokens_per_run, double parameters,
                                       const std::function<train::TrainerConfig(const std::string&)>& config_of);
 
+// The cost figures of a plan whose arms all train with the shared trainer for `cost.tokens_per_run`
+// tokens a run: the floor (add_run_estimate), each arm's GPU-hours and memory
+// (trainer_arm_costs_json of config_of) and the evaluation cadence's cost (evaluation_cost_json).
+void add_trainer_costs(nlohmann::json& details, const RunCost& cost, const std::vector<std::string>& arms,
+                       const std::vector<Unit>& units,
+                       const std::function<train::TrainerConfig(const std::string&)>& config_of,
+                       const EvaluationCost& evaluation);
+
 // The bench shape of the trainer config `make` builds (its model, sequence length and resolved
 // micro-batch rows); when building it throws, no shape and the error as the reason.
 train::BenchShape trainer_bench_shape(const std::function<train::TrainerConfig()>& make);
