@@ -63,7 +63,7 @@ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
   { tail -40 "$OUT_DIR/gpu-check-configure.log"; exit 1; }
 grep -E "k3lab: CUDA kernels" "$OUT_DIR/gpu-check-configure.log" >&2 || true
 
-TARGETS=(k3lab_kernels_gpu_tests k3lab_kernels_bench)
+TARGETS=(k3lab_kernels_gpu_tests k3lab_kernels_bench train_memory_gpu_tests)
 TORCH_CUDA=0
 if grep -q "LibTorch CUDA ON" "$OUT_DIR/gpu-check-configure.log"; then
   TORCH_CUDA=1

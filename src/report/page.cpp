@@ -24,6 +24,14 @@ void Page::add_text(std::string markdown) {
   blocks.push_back(std::move(block));
 }
 
+Table make_table(std::string id, std::string title, std::vector<std::string> columns) {
+  Table table;
+  table.id = std::move(id);
+  table.title = std::move(title);
+  table.columns = std::move(columns);
+  return table;
+}
+
 void Page::add_table(Table table) {
   Block block;
   block.kind = Block::Kind::Table;

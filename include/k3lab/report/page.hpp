@@ -32,6 +32,9 @@ struct Table {
   std::string caption;  // Markdown shown under the table
 };
 
+// A table with its id, title and columns set and no rows yet.
+Table make_table(std::string id, std::string title, std::vector<std::string> columns);
+
 struct Series {
   std::string label;
   std::vector<double> x;

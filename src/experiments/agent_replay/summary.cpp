@@ -32,10 +32,8 @@ std::string classes_text(const std::map<std::string, std::size_t>& classes) {
 }
 
 void add_record_counts(const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "terminal-records-by-arm";
-  table.title = "Terminal records by arm";
-  table.columns = {"arm", "planned", "result", "invalid", "failure", "open"};
+  auto table = report::make_table("terminal-records-by-arm", "Terminal records by arm",
+                                  {"arm", "planned", "result", "invalid", "failure", "open"});
   for (const auto& a : d.arms) {
     const std::size_t done = a.results + a.invalid + a.failures;
     table.rows.push_back({a.arm, a.planned, a.results, a.invalid, a.failures,
@@ -47,10 +45,8 @@ void add_record_counts(const RunDigest& d, report::Page& page) {
 }
 
 void add_success(const Parameters& p, const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "task-success-by-arm";
-  table.title = "Task success and pass^k by arm";
-  table.columns = {"arm", "valid runs", "successes", "success rate", "Wilson low", "Wilson high"};
+  auto table = report::make_table("task-success-by-arm", "Task success and pass^k by arm",
+                                  {"arm", "valid runs", "successes", "success rate", "Wilson low", "Wilson high"});
   for (int k = 1; k <= p.repetitions; ++k) table.columns.push_back("pass^" + std::to_string(k));
   table.columns.insert(table.columns.end(), {"answered", "turn limit", "API error", "mean model turns"});
   report::Chart chart;
@@ -100,12 +96,10 @@ void add_success(const Parameters& p, const RunDigest& d, report::Page& page) {
 }
 
 void add_protocol_metrics(const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "protocol-metrics-by-arm";
-  table.title = "Fault application, duplicate mutations, tool-call correlation and errors by arm";
-  table.columns = {"arm",           "fault applied (runs)", "duplicate mutations", "runs with a duplicate",
-                   "unexpected tool names", "unmatched tool calls", "turns cut (finish length)",
-                   "transport retries", "overload retries", "error classes"};
+  auto table = report::make_table(
+      "protocol-metrics-by-arm", "Fault application, duplicate mutations, tool-call correlation and errors by arm",
+      {"arm", "fault applied (runs)", "duplicate mutations", "runs with a duplicate", "unexpected tool names",
+       "unmatched tool calls", "turns cut (finish length)", "transport retries", "overload retries", "error classes"});
   for (const auto& a : d.arms) {
     table.rows.push_back({a.arm, a.fault_applied, a.duplicate_mutations, a.runs_with_duplicates,
                           a.unexpected_tool_names, a.unmatched_tool_calls, a.finish_length, a.transport_retries,
@@ -118,11 +112,10 @@ void add_protocol_metrics(const RunDigest& d, report::Page& page) {
 }
 
 void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "tokens-cache-cost-by-arm";
-  table.title = "Tokens, cached-token ratio and cost by arm";
-  table.columns = {"arm", "prompt tokens", "cached tokens", "completion tokens", "cached ratio",
-                   "cached ratio after turn 1", "cost (USD)", "completed tasks", "cost per completed task (USD)"};
+  auto table = report::make_table(
+      "tokens-cache-cost-by-arm", "Tokens, cached-token ratio and cost by arm",
+      {"arm", "prompt tokens", "cached tokens", "completion tokens", "cached ratio", "cached ratio after turn 1",
+       "cost (USD)", "completed tasks", "cost per completed task (USD)"});
   report::Chart chart;
   chart.id = "cached-token-ratio-by-arm";
   chart.title = "Cached-token ratio by arm";
@@ -184,10 +177,8 @@ void add_cost(const Parameters& p, const RunDigest& d, report::Page& page) {
 }
 
 void add_errors(const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "api-errors-observed";
-  table.title = "API errors observed in this window";
-  table.columns = {"arm", "error class (HTTP status: message)", "runs"};
+  auto table = report::make_table("api-errors-observed", "API errors observed in this window",
+                                  {"arm", "error class (HTTP status: message)", "runs"});
   for (const auto& a : d.arms) {
     for (const auto& [message, n] : a.error_messages) table.rows.push_back({a.arm, message, n});
   }
@@ -199,19 +190,11 @@ void add_errors(const RunDigest& d, report::Page& page) {
 
 void add_comparison(const Parameters& p, const RunDigest& d, report::Page& page) {
   const auto comparisons = compare_with_control(p, d);
-  report::Table table;
-  table.id = "fault-vs-control";
-  table.title = "Each fault arm against the control, paired by task";
-  table.columns = {"arm",
-                   "tasks paired",
-                   "success difference (fault - control)",
-                   "success difference low",
-                   "success difference high",
-                   "fewer successes than control",
-                   "duplicate mutations per run difference",
-                   "duplicate difference low",
-                   "duplicate difference high",
-                   "more duplicates than control"};
+  auto table = report::make_table(
+      "fault-vs-control", "Each fault arm against the control, paired by task",
+      {"arm", "tasks paired", "success difference (fault - control)", "success difference low",
+       "success difference high", "fewer successes than control", "duplicate mutations per run difference",
+       "duplicate difference low", "duplicate difference high", "more duplicates than control"});
   for (const auto& c : comparisons) {
     table.rows.push_back({c.arm, c.tasks, optional_cell(c.success_difference), optional_cell(c.success_low),
                           optional_cell(c.success_high), c.tasks ? Cell(c.success_supports ? "yes" : "no") : Cell(),
@@ -228,10 +211,7 @@ void add_comparison(const Parameters& p, const RunDigest& d, report::Page& page)
 }
 
 void add_window(const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "api-window";
-  table.title = "The API window these results belong to";
-  table.columns = {"field", "observed"};
+  auto table = report::make_table("api-window", "The API window these results belong to", {"field", "observed"});
   table.rows.push_back({"endpoint", api::join_names(d.endpoints, "(no call)")});
   table.rows.push_back({"response model field", api::join_names(d.response_models, "(none)")});
   table.rows.push_back({"system_fingerprint", api::join_names(d.system_fingerprints, "(none sent)")});
@@ -245,10 +225,8 @@ void add_window(const RunDigest& d, report::Page& page) {
 
 void add_assumptions(const RunDigest& d, report::Page& page) {
   if (!d.assumptions.is_array() || d.assumptions.empty()) return;
-  report::Table table;
-  table.id = "simulated-endpoint-assumptions";
-  table.title = "Assumptions of the simulated endpoint";
-  table.columns = {"behaviour", "simulated as", "documented by Kimi"};
+  auto table = report::make_table("simulated-endpoint-assumptions", "Assumptions of the simulated endpoint",
+                                  {"behaviour", "simulated as", "documented by Kimi"});
   for (const auto& a : d.assumptions) {
     table.rows.push_back({a.value("behaviour", ""), a.value("simulated_as", ""), a.value("documented", "")});
   }

@@ -71,7 +71,7 @@ const Extract kThroughput = [](const UnitMetrics& m) { return m.train_tokens_per
 const Extract kAllocatorPeak = [](const UnitMetrics& m) { return m.peak_training_bytes; };
 
 void add_loss_by_seed(const ByArm& by_arm, report::Page& page) {
-  auto t = training::make_table(
+  auto t = report::make_table(
       "validation-loss-by-seed",
       "Validation loss at the token budget by seed, and the paired relative improvement over ordinary residuals",
       {"seed"});
@@ -114,7 +114,7 @@ void add_loss_by_seed(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_paired_gain(const ByArm& by_arm, const Decision& d, report::Page& page) {
-  auto t = training::make_table(
+  auto t = report::make_table(
       "paired-gain", "Paired per-seed relative improvement over ordinary residuals (validation loss at the budget)",
       {"arm", "paired seeds", "mean relative improvement", "bootstrap CI low", "bootstrap CI high", "seeds improved"});
   for (const auto& arm : kAttnResArms) {
@@ -136,11 +136,11 @@ void add_paired_gain(const ByArm& by_arm, const Decision& d, report::Page& page)
 
 void add_engineering(const ByArm& by_arm, const Decision& d, report::Page& page) {
   auto t =
-      training::make_table("engineering-constraints",
-                           "Stored residual memory, throughput and parameters against ordinary residuals (seed means)",
-                           {"arm", "parameters", "AttnRes parameters", "stored residual sources",
-                            "stored residual bytes", "memory regression", "training tokens/s (timing)",
-                            "throughput regression", "peak training bytes (allocator)", "allocator peak regression"});
+      report::make_table("engineering-constraints",
+                         "Stored residual memory, throughput and parameters against ordinary residuals (seed means)",
+                         {"arm", "parameters", "AttnRes parameters", "stored residual sources", "stored residual bytes",
+                          "memory regression", "training tokens/s (timing)", "throughput regression",
+                          "peak training bytes (allocator)", "allocator peak regression"});
   const auto base_memory = seed_mean(by_arm, kBaseline, kResidualBytes);
   const auto base_speed = seed_mean(by_arm, kBaseline, kThroughput);
   const auto base_peak = seed_mean(by_arm, kBaseline, kAllocatorPeak);
@@ -179,7 +179,7 @@ void add_block_vs_full(const ByArm& by_arm, report::Page& page) {
   };
   const double f = mean_improvement(full), b = mean_improvement(block);
   const auto fraction = fraction_of_gain(b, f);
-  auto t = training::make_table(
+  auto t = report::make_table(
       "block-vs-full", "Block AttnRes: the fraction of Full AttnRes's gain it recovers, beside their residual memory",
       {"Full mean relative improvement", "Block mean relative improvement", "fraction of Full's gain",
        "Block / Full stored residual memory"});
@@ -191,7 +191,7 @@ void add_block_vs_full(const ByArm& by_arm, report::Page& page) {
 }
 
 void add_depth_attention(const ByArm& by_arm, report::Page& page) {
-  auto t = training::make_table(
+  auto t = report::make_table(
       "depth-attention",
       "Depth-attention statistics at the token budget (seed means over aggregations with at least two sources)",
       {"arm", "aggregations", "entropy (nats)", "entropy / ln(sources)", "block preference diversity",
@@ -235,9 +235,9 @@ void add_depth_attention(const ByArm& by_arm, report::Page& page) {
   page.add_chart(std::move(chart));
 
   auto by_aggregation =
-      training::make_table("depth-attention-by-aggregation", "Each aggregation at the token budget (seed means)",
-                           {"arm", "consumer", "reads", "sources", "entropy (nats)", "diversity",
-                            "weight on the most recent source", "seeds collapsed"});
+      report::make_table("depth-attention-by-aggregation", "Each aggregation at the token budget (seed means)",
+                         {"arm", "consumer", "reads", "sources", "entropy (nats)", "diversity",
+                          "weight on the most recent source", "seeds collapsed"});
   for (const auto& arm : kAttnResArms) {
     if (!by_arm.count(arm)) continue;
     const auto& runs = by_arm.at(arm);
@@ -277,7 +277,7 @@ void add_gradient_norms(const ByArm& by_arm, report::Page& page) {
                                     "Gradient norm of every sublayer's parameters at the token budget (seed mean)",
                                     "sublayer (2l: attention of layer l, 2l+1: its MLP)", "gradient L2 norm");
   chart.log_y = true;
-  auto t = training::make_table("gradient-norm-by-depth", chart.title, {"sublayer", "kind"});
+  auto t = report::make_table("gradient-norm-by-depth", chart.title, {"sublayer", "kind"});
   std::size_t sublayers = 0;
   for (const auto& arm : arm_ids()) {
     if (!by_arm.count(arm)) continue;
@@ -374,8 +374,8 @@ ArmRule add_conditions(const ByArm& by_arm, const std::string& arm, const Decisi
 
 void add_decision(const core::Protocol& protocol, const ByArm& by_arm, const training::RunOutcomes& outcomes,
                   const Decision& d, const training::DownstreamResults& downstream, report::Page& page) {
-  auto t = training::make_table("decision", "Predeclared decision rule (paired seeds at the token budget)",
-                                {"arm", "condition", "values", "holds"});
+  auto t = report::make_table("decision", "Predeclared decision rule (paired seeds at the token budget)",
+                              {"arm", "condition", "values", "holds"});
   for (const auto& arm : kAttnResArms) {
     const auto tally = training::tally_seeds(outcomes, arm, {kBaseline});
     const auto rule = add_conditions(by_arm, arm, d, t);

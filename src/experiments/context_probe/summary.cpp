@@ -61,10 +61,8 @@ void add_record_counts(const Parameters& p, const RunRecords& records, report::P
     r.invalid += kind == "invalid";
     r.failure += kind == "failure";
   }
-  report::Table table;
-  table.id = "terminal-records";
-  table.title = "Terminal records by cache stratum and role";
-  table.columns = {"stratum", "planned", "result", "invalid", "failure", "open"};
+  auto table = report::make_table("terminal-records", "Terminal records by cache stratum and role",
+                                  {"stratum", "planned", "result", "invalid", "failure", "open"});
   for (const auto& l : order) {
     const auto& r = rows[l];
     table.rows.push_back({l, r.planned, r.result, r.invalid, r.failure, r.planned - r.result - r.invalid - r.failure});
@@ -74,13 +72,27 @@ void add_record_counts(const Parameters& p, const RunRecords& records, report::P
 }
 
 void add_pass_rate_table(const Parameters& p, const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "pass-rate";
-  table.title = "Validator pass rate by family x budget x stratum";
-  table.columns = {"family", "budget", "stratum", "planned", "valid", "invalid", "failed", "passes", "pass rate",
-                   "wilson low", "wilson high", "evidence coverage", "median ttft s", "median latency s",
-                   "mean prompt tokens", "mean cached tokens", "mean completion tokens", "prompt tokens / planned",
-                   "cost usd", "cost per success usd"};
+  auto table = report::make_table("pass-rate", "Validator pass rate by family x budget x stratum",
+                                  {"family",
+                                   "budget",
+                                   "stratum",
+                                   "planned",
+                                   "valid",
+                                   "invalid",
+                                   "failed",
+                                   "passes",
+                                   "pass rate",
+                                   "wilson low",
+                                   "wilson high",
+                                   "evidence coverage",
+                                   "median ttft s",
+                                   "median latency s",
+                                   "mean prompt tokens",
+                                   "mean cached tokens",
+                                   "mean completion tokens",
+                                   "prompt tokens / planned",
+                                   "cost usd",
+                                   "cost per success usd"});
   for (const auto& family : p.families) {
     for (const auto length : p.lengths) {
       for (const std::string stratum : {kCold, kWarm}) {
@@ -150,10 +162,9 @@ void add_charts(const Parameters& p, const RunDigest& d, report::Page& page) {
 }
 
 void add_call_totals(const RunDigest& d, report::Page& page) {
-  report::Table table;
-  table.id = "calls-and-cost";
-  table.title = "Calls, tokens and cost by role";
-  table.columns = {"role", "units", "calls", "prompt tokens", "cached tokens", "completion tokens", "cost usd"};
+  auto table =
+      report::make_table("calls-and-cost", "Calls, tokens and cost by role",
+                         {"role", "units", "calls", "prompt tokens", "cached tokens", "completion tokens", "cost usd"});
   CallTotals all;
   for (const std::string role : {"cold scored", "priming", "warm scored", "re-priming"}) {
     const auto it = d.totals_by_role.find(role);
@@ -186,10 +197,7 @@ void add_provenance(const RunDigest& d, report::Page& page) {
   for (const auto& [name, values] : d.platform_headers) {
     headers += (headers.empty() ? "" : "; ") + name + " = " + api::join_names(values, "");
   }
-  report::Table table;
-  table.id = "provenance";
-  table.title = "Test window and serving provenance";
-  table.columns = {"item", "value"};
+  auto table = report::make_table("provenance", "Test window and serving provenance", {"item", "value"});
   table.rows = {{"test window (UTC)", d.window_start_utc.empty() ? std::string("(no unit ran)")
                                                                  : d.window_start_utc + " to " + d.window_end_utc},
                 {"first call started / last call finished (UTC)",
@@ -209,10 +217,9 @@ void add_provenance(const RunDigest& d, report::Page& page) {
 }
 
 void add_decision(const Parameters& p, const std::vector<StratumDecision>& decisions, report::Page& page) {
-  report::Table table;
-  table.id = "decision";
-  table.title = "Decision rule per family and stratum";
-  table.columns = {"family", "stratum", "base budget pass rate", "loss detected at", "retained through"};
+  auto table =
+      report::make_table("decision", "Decision rule per family and stratum",
+                         {"family", "stratum", "base budget pass rate", "loss detected at", "retained through"});
   for (const auto& d : decisions) {
     std::string base = "not measured";
     if (d.base_measured) {
@@ -231,10 +238,8 @@ void add_decision(const Parameters& p, const std::vector<StratumDecision>& decis
 
 void add_invalid_reasons(const RunDigest& d, report::Page& page) {
   if (d.invalid_reasons.empty() && d.failure_classes.empty()) return;
-  report::Table table;
-  table.id = "invalid-and-failed";
-  table.title = "Why units have no valid measurement";
-  table.columns = {"outcome", "reason or class", "units"};
+  auto table = report::make_table("invalid-and-failed", "Why units have no valid measurement",
+                                  {"outcome", "reason or class", "units"});
   for (const auto& [reason, n] : d.invalid_reasons) table.rows.push_back({"invalid (scored)", reason, n});
   for (const auto& [cls, n] : d.failure_classes) table.rows.push_back({"failure", cls, n});
   table.caption = "Invalid cells keep their reason and data in the ledger; they are excluded from pass rates, "

@@ -84,9 +84,9 @@ void add_final_metrics(const Runs& runs, const Frame& f, report::Page& page) {
 }
 
 void add_retrieval(const Runs& runs, const Frame& f, report::Page& page) {
-  auto retrieval = training::make_table("retrieval-by-length",
-                                        "Long-context retrieval by probe length (last evaluation, mean over seeds)",
-                                        {"arm", "length", "beyond window", "MQAR", "MQAR 95% CI", "needle", "needle 95% CI"});
+  auto retrieval = report::make_table(
+      "retrieval-by-length", "Long-context retrieval by probe length (last evaluation, mean over seeds)",
+      {"arm", "length", "beyond window", "MQAR", "MQAR 95% CI", "needle", "needle 95% CI"});
   auto chart = training::line_chart("retrieval-by-length", "Retrieval (mean of MQAR and needle) by context length",
                                     "context length (tokens)", "exact-match accuracy");
   for (const auto& arm : arm_ids()) {
@@ -113,7 +113,7 @@ void add_retrieval(const Runs& runs, const Frame& f, report::Page& page) {
 }
 
 void add_inference_memory(const Runs& runs, report::Page& page) {
-  auto memory = training::make_table(
+  auto memory = report::make_table(
       "inference-memory-by-length", "Batch-1 inference memory and throughput by length (seed means)",
       {"arm", "length", "inference-state bytes", "peak accelerator bytes", "prefill tokens/s", "decode tokens/s"});
   auto mean_cell = [](const std::vector<double>& v) { return v.empty() ? report::Cell() : report::Cell(report::mean(v)); };
@@ -198,7 +198,7 @@ std::string add_conditions(const Runs& runs, const training::SeedTally& tally, s
 void add_decision(const core::Protocol& protocol, const Runs& runs, const training::RunOutcomes& outcomes,
                   const Frame& f, report::Page& page) {
   const auto tally = training::tally_seeds(outcomes, "hybrid-3kda-1mla", {"all-kda", "full-attention"});
-  auto decision = training::make_table(
+  auto decision = report::make_table(
       "decision",
       "Predeclared decision rule (seed means at the budget over the seeds every arm completed, longest probe length " +
           std::to_string(f.longest) + ")",

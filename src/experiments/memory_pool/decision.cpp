@@ -50,18 +50,10 @@ std::string admission_only_verdict(const MeanInterval& diff) {
 
 report::Table admission_decision_table(const sim::SimParameters& params, const RunResults& results,
                                        const DecisionArms& arms, bool smoke) {
-  report::Table decision;
-  decision.id = "memory-pool-decision";
-  decision.title = "Decision: does unified allocation admit more requests than fixed pools?";
-  decision.columns = {"mix",
-                      "pairs",
-                      "admitted by last arrival: unified - fixed (mean)",
-                      "95% CI low",
-                      "95% CI high",
-                      "verdict",
-                      "queue delay p99: unified - fixed, s (mean)",
-                      "unified bytes moved, GB (mean)",
-                      "unified copy time, s (mean)"};
+  auto decision = report::make_table(
+      "memory-pool-decision", "Decision: does unified allocation admit more requests than fixed pools?",
+      {"mix", "pairs", "admitted by last arrival: unified - fixed (mean)", "95% CI low", "95% CI high", "verdict",
+       "queue delay p99: unified - fixed, s (mean)", "unified bytes moved, GB (mean)", "unified copy time, s (mean)"});
   for (const auto& mix : params.mixes) {
     const Pairs p = pairs_of(results, mix.id, arms);
     const auto d = mean_ci95(p.admit);
@@ -83,22 +75,13 @@ report::Table admission_decision_table(const sim::SimParameters& params, const R
 report::Table co_primary_decision_table(const sim::SimParameters& params, const RunResults& results,
                                         const DecisionArms& arms, const std::map<std::string, SplitChoice>& splits,
                                         bool smoke) {
-  report::Table decision;
-  decision.id = "memory-pool-decision";
-  decision.title =
-      "Decision: does unified allocation admit more requests, or admit them sooner, than the tuned fixed split?";
-  decision.columns = {"mix",
-                      "pairs",
-                      "tuned fixed-split ratio",
-                      "d_admit: unified - fixed, admitted by last arrival (mean)",
-                      "d_admit 95% CI low",
-                      "d_admit 95% CI high",
-                      "d_delay: fixed - unified, mean queue delay, s (mean)",
-                      "d_delay 95% CI low",
-                      "d_delay 95% CI high",
-                      "verdict",
-                      "unified bytes moved, GB (mean)",
-                      "unified copy time, s (mean)"};
+  auto decision = report::make_table(
+      "memory-pool-decision",
+      "Decision: does unified allocation admit more requests, or admit them sooner, than the tuned fixed split?",
+      {"mix", "pairs", "tuned fixed-split ratio", "d_admit: unified - fixed, admitted by last arrival (mean)",
+       "d_admit 95% CI low", "d_admit 95% CI high", "d_delay: fixed - unified, mean queue delay, s (mean)",
+       "d_delay 95% CI low", "d_delay 95% CI high", "verdict", "unified bytes moved, GB (mean)",
+       "unified copy time, s (mean)"});
   for (const auto& mix : params.mixes) {
     const Pairs p = pairs_of(results, mix.id, arms);
     const CoPrimaryDecision d = decide(p.admit, p.delay);

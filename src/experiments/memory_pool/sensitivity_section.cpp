@@ -103,11 +103,10 @@ void add_ratio_sensitivity(const sim::SimParameters& params, const RunResults& r
                       "mean queue delay, s", points, 1.0, arms.fixed, mean_delay, unified, reference);
     delay.caption = "Mean first-admission delay of admitted requests; the flat series is the unified arm's.";
     page.add_chart(std::move(delay));
-    report::Table t;
-    t.id = "memory-pool-" + mix.id + "-ratio-sensitivity";
-    t.title = "Mix " + mix.id + ", retained trace: fixed split by ratio";
-    t.columns = {"state:KV ratio", "admitted by last arrival", "mean queue delay, s", "queue delay p99, s",
-                 "memory rejections"};
+    auto t = report::make_table("memory-pool-" + mix.id + "-ratio-sensitivity",
+                                "Mix " + mix.id + ", retained trace: fixed split by ratio",
+                                {"state:KV ratio", "admitted by last arrival", "mean queue delay, s",
+                                 "queue delay p99, s", "memory rejections"});
     for (const auto& [ratio, d] : points) {
       t.rows.push_back({report::Cell(ratio, 6), report::Cell(admitted_by_last(d), 10), report::Cell(mean_delay(d), 5),
                         report::Cell(data_number(d["queue_delay_seconds"]["p99"]), 5),
@@ -157,16 +156,11 @@ void add_compaction_sensitivity(const sim::SimParameters& params, const RunResul
     chart.caption =
         "Copy time (bytes moved / bandwidth) is charged on the critical path; the flat series is the tuned "
         "fixed split's.";
-    report::Table t;
-    t.id = "memory-pool-" + mix.id + "-compaction-sensitivity";
-    t.title = "Mix " + mix.id + ", retained trace: unified arm by compaction bandwidth";
-    t.columns = {"copy bandwidth, B/s",
-                 "admitted by last arrival",
-                 "admission gain over tuned fixed split",
-                 "mean queue delay, s",
-                 "delay gain over tuned fixed split, s",
-                 "bytes moved, GB",
-                 "copy time, s"};
+    auto t = report::make_table(
+        "memory-pool-" + mix.id + "-compaction-sensitivity",
+        "Mix " + mix.id + ", retained trace: unified arm by compaction bandwidth",
+        {"copy bandwidth, B/s", "admitted by last arrival", "admission gain over tuned fixed split",
+         "mean queue delay, s", "delay gain over tuned fixed split, s", "bytes moved, GB", "copy time, s"});
     for (const auto& [bandwidth, d] : points) {
       t.rows.push_back(
           {report::Cell(bandwidth, 4), report::Cell(admitted_by_last(d), 10),

@@ -121,10 +121,9 @@ void add_sizes_text(const sim::SimParameters& p, const core::Protocol& protocol,
 
 report::Table policy_table(const std::string& mix, const std::string& policy, const std::string& label,
                            const std::vector<UnitResult>& results, const std::vector<Metric>& metrics) {
-  report::Table t;
-  t.id = "memory-pool-" + mix + "-" + policy;
-  t.title = "Mix " + mix + ", policy " + label;
-  t.columns = {"metric", "retained trace", "mean over seeded traces", "95% CI low", "95% CI high", "seeded traces"};
+  auto t = report::make_table(
+      "memory-pool-" + mix + "-" + policy, "Mix " + mix + ", policy " + label,
+      {"metric", "retained trace", "mean over seeded traces", "95% CI low", "95% CI high", "seeded traces"});
   const json* retained = nullptr;
   for (const auto& r : results) {
     if (r.trace_index == 0) retained = &r.data;

@@ -79,11 +79,10 @@ void add_tuned_split_section(const sim::SimParameters& params, const std::map<st
   for (const auto& mix : params.mixes) {
     const auto it = splits.find(mix.id);
     if (it == splits.end()) continue;
-    report::Table t;
-    t.id = "memory-pool-" + mix.id + "-calibration";
-    t.title = "Mix " + mix.id + ": fixed-split ratio sweep on the pre-shift calibration traces";
-    t.columns = {"state:KV ratio", "calibration traces with a result", "admitted by last arrival (sum)",
-                 "mean queue delay, s (mean over traces)", "chosen"};
+    auto t = report::make_table("memory-pool-" + mix.id + "-calibration",
+                                "Mix " + mix.id + ": fixed-split ratio sweep on the pre-shift calibration traces",
+                                {"state:KV ratio", "calibration traces with a result", "admitted by last arrival (sum)",
+                                 "mean queue delay, s (mean over traces)", "chosen"});
     for (const auto& row : it->second.rows) {
       const bool chosen = it->second.chosen && row.ratio == it->second.ratio;
       t.rows.push_back({report::Cell(row.ratio, 6), row.admitted_by_last_arrival.size(),

@@ -23,8 +23,9 @@ namespace {
 using Runs = training::ArmRuns<UnitMetrics>;
 
 void add_selection_table(const Parameters& p, const std::vector<nlohmann::json>& terminal, report::Page& page) {
-  auto t = training::make_table(
-      "pilot-selection", "Pilot search: mean validation loss at the pilot budget per configuration, and each arm's selection",
+  auto t = report::make_table(
+      "pilot-selection",
+      "Pilot search: mean validation loss at the pilot budget per configuration, and each arm's selection",
       {"arm", "config", "learning rate", "weight decay", "pilot runs ended", "mean pilot validation loss", "selected"});
   for (const auto& arm : arm_ids()) {
     const auto s = select_configuration(p, arm, terminal);

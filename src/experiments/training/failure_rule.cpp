@@ -193,10 +193,7 @@ void add_failure_rule(const RunOutcomes& outcomes, report::Page& page) {
     page.add_text("Excluded seeds (shared infrastructure): none.");
     return;
   }
-  report::Table table;
-  table.id = "excluded-seeds";
-  table.title = "Excluded seeds (shared infrastructure)";
-  table.columns = {"seed", "reason"};
+  auto table = report::make_table("excluded-seeds", "Excluded seeds (shared infrastructure)", {"seed", "reason"});
   for (const auto& e : outcomes.exclusions) table.rows.push_back({std::to_string(e.seed), e.reason});
   table.caption = "Every arm's run of an excluded seed leaves every table, chart and comparison on this page.";
   page.add_table(std::move(table));

@@ -14,14 +14,6 @@ std::string effect_text(const report::Interval& interval) {
 
 std::string yes_no(bool value) { return value ? "yes" : "no"; }
 
-report::Table make_table(std::string id, std::string title, std::vector<std::string> columns) {
-  report::Table table;
-  table.id = std::move(id);
-  table.title = std::move(title);
-  table.columns = std::move(columns);
-  return table;
-}
-
 void append_arm_summary(std::vector<report::Cell>& row, const std::vector<double>& values, bool count) {
   if (values.empty()) {
     row.insert(row.end(), {report::Cell(), report::Cell()});
@@ -102,11 +94,7 @@ bool too_few_pairs(std::size_t pairs, const std::string& what, report::Page& pag
 }
 
 report::Table decision_table(std::string title) {
-  report::Table table;
-  table.id = "decision";
-  table.title = std::move(title);
-  table.columns = {"question", "paired effect [interval]", "answer"};
-  return table;
+  return report::make_table("decision", std::move(title), {"question", "paired effect [interval]", "answer"});
 }
 
 }  // namespace k3lab::experiments::training

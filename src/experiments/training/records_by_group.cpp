@@ -40,10 +40,8 @@ void add_terminal_records_by_group(const RunRecords& records, const std::optiona
     r.invalid += kind == "invalid" ? 1 : 0;
     r.failure += kind == "failure" ? 1 : 0;
   }
-  report::Table table;
-  table.id = spec.id;
-  table.title = spec.title;
-  table.columns = {spec.group_column, "planned", "result", "invalid", "failure", "open"};
+  auto table =
+      report::make_table(spec.id, spec.title, {spec.group_column, "planned", "result", "invalid", "failure", "open"});
   for (const auto& label : order) {
     const auto& r = rows[label];
     const std::int64_t done = r.result + r.invalid + r.failure;

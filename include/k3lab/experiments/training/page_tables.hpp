@@ -25,9 +25,6 @@ std::string interval_text(const report::Interval& interval);
 std::string effect_text(const report::Interval& interval);
 std::string yes_no(bool value);
 
-// A table with its columns and no rows yet.
-report::Table make_table(std::string id, std::string title, std::vector<std::string> columns);
-
 // ---- Per-arm seed means.
 
 template <class M>
