@@ -35,6 +35,14 @@ std::int64_t integer(const nlohmann::json& o, const char* key, std::int64_t fall
   return v;
 }
 
+std::string text(const nlohmann::json& o, const char* key, const std::string& fallback) {
+  if (!o.contains(key)) return fallback;
+  if (!o.at(key).is_string()) {
+    throw std::invalid_argument(std::string("bench option ") + key + ": expected text, got " + o.at(key).dump());
+  }
+  return o.at(key).get<std::string>();
+}
+
 std::string arm_schedule(const BenchArm& arm, std::int64_t layers) {
   const auto period = static_cast<std::int64_t>(arm.pattern.size());
   if (period == 0 || layers % period != 0) {
@@ -47,11 +55,29 @@ std::string arm_schedule(const BenchArm& arm, std::int64_t layers) {
   return schedule;
 }
 
+// The "arms" option: a JSON array of arm names, or one name or several separated by commas.
+std::vector<std::string> arm_names(const nlohmann::json& value) {
+  const auto usage = std::string("bench option arms: expected arm names, e.g. --opt arms=all-kda,hybrid-3kda-1mla or ") +
+                     "--opt 'arms=[\"all-kda\"]'; got " + value.dump();
+  std::vector<std::string> names;
+  if (value.is_string()) {
+    std::stringstream list(value.get<std::string>());
+    for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+  } else if (value.is_array()) {
+    for (const auto& name : value) {
+      if (!name.is_string()) throw std::invalid_argument(usage);
+      names.push_back(name.get<std::string>());
+    }
+  }
+  if (names.empty()) throw std::invalid_argument(usage);
+  return names;
+}
+
 // The caller's arms, or the subset the "arms" option names.
 std::vector<BenchArm> selected_arms(const nlohmann::json& options, const std::vector<BenchArm>& arms) {
   if (options.contains("schedule")) {
     if (options.contains("arms")) throw std::invalid_argument("bench options arms and schedule exclude each other");
-    const auto schedule = options.at("schedule").get<std::string>();
+    const auto schedule = text(options, "schedule", "");
     return {{schedule, schedule}};
   }
   if (arms.empty()) throw std::invalid_argument("no arms given; the caller passes the arms to compare");
@@ -59,7 +85,7 @@ std::vector<BenchArm> selected_arms(const nlohmann::json& options, const std::ve
   std::vector<BenchArm> selected;
   std::string known;
   for (const auto& arm : arms) known += (known.empty() ? "" : ", ") + arm.name;
-  for (const auto& name : options.at("arms").get<std::vector<std::string>>()) {
+  for (const auto& name : arm_names(options.at("arms"))) {
     const auto it = std::find_if(arms.begin(), arms.end(), [&](const BenchArm& arm) { return arm.name == name; });
     if (it == arms.end()) throw std::invalid_argument("bench option arms: unknown arm \"" + name + "\" (" + known + ")");
     selected.push_back(*it);
@@ -253,7 +279,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     }
     const auto D = integer(options, "d_model", 256);
     const std::int64_t schedule_layers =
-        options.contains("schedule") ? static_cast<std::int64_t>(options.at("schedule").get<std::string>().size()) : 4;
+        options.contains("schedule") ? static_cast<std::int64_t>(text(options, "schedule", "").size()) : 4;
     const auto L = integer(options, "n_layers", schedule_layers);
     const auto H = integer(options, "n_heads", 4);
     const auto hd = integer(options, "head_dim", 64);
@@ -266,15 +292,21 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     if (L == 0) throw std::invalid_argument("bench option n_layers must be positive");
     if (steps == 0 || T < 2 || B == 0) throw std::invalid_argument("bench: steps, batch_rows and sequence_length must be positive");
     const auto thread_policy = apply_thread_policy(core::choose_thread_policy(threads));
-    const auto device = resolve_device(options.value("device", std::string("auto")));
+    const auto device = resolve_device(text(options, "device", "auto"));
     std::optional<double> peak;
-    if (options.contains("peak_flops")) peak = options.at("peak_flops").get<double>();
+    if (options.contains("peak_flops")) {
+      if (!options.at("peak_flops").is_number() || !(options.at("peak_flops").get<double>() > 0)) {
+        throw std::invalid_argument("bench option peak_flops: expected a positive number (FLOP/s), got " +
+                                    options.at("peak_flops").dump());
+      }
+      peak = options.at("peak_flops").get<double>();
+    }
     else if (device.is_cuda())
       peak = kH200Bf16Matmul.flops_per_second;
     const auto benched = selected_arms(options, arms);
     std::vector<std::string> schedules;  // all checked before any arm runs
     for (const auto& arm : benched) schedules.push_back(arm_schedule(arm, L));
-    const std::string format = options.value("output", std::string("md"));
+    const std::string format = text(options, "output", "md");
     if (format != "md" && format != "json") throw std::invalid_argument("bench option output: md or json");
 
     ThroughputShape base;

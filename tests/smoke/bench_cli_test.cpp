@@ -53,6 +53,31 @@ TEST(BenchCli, BadOptionsAreUsageErrorsThatNameTheProblem) {
   const auto train = bench({"bench", "train", "--opt", "stepz=1"});
   EXPECT_EQ(train.exit_code, 2) << train.output();
   EXPECT_NE(train.output().find("stepz"), std::string::npos) << train.output();
+  // Train options of the wrong JSON type name the option and what it takes, never a parser's message.
+  const std::vector<std::pair<std::string, std::string>> mistyped = {
+      {"arms=7", "bench option arms: expected arm names"},
+      {"arms=all-kda,nope", "unknown arm \"nope\""},
+      {"schedule=5", "bench option schedule: expected text"},
+      {"device=1", "bench option device: expected text"},
+      {"peak_flops=fast", "bench option peak_flops: expected a positive number"},
+      {"output=2", "bench option output: expected text"}};
+  for (const auto& [option, message] : mistyped) {
+    const auto bad = bench({"bench", "train", "--no-record", "--opt", option});
+    EXPECT_EQ(bad.exit_code, 2) << option << ": " << bad.output();
+    EXPECT_NE(bad.output().find(message), std::string::npos) << option << ": " << bad.output();
+    EXPECT_EQ(bad.output().find("json.exception"), std::string::npos) << option << ": " << bad.output();
+  }
+}
+
+TEST(BenchCli, TrainArmsTakeACommaSeparatedList) {
+  const auto run = bench({"bench", "train", "--no-record", "--opt", "arms=all-kda,full-attention", "--opt", "steps=1",
+                          "--opt", "warmup=0", "--opt", "d_model=32", "--opt", "n_heads=2", "--opt", "head_dim=16",
+                          "--opt", "sequence_length=32", "--opt", "batch_rows=1", "--opt", "mla_kv_latent_dim=16",
+                          "--opt", "kda_chunk_size=16", "--opt", "threads=1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("| all-kda | KKKK |"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("| full-attention | MMMM |"), std::string::npos) << run.output();
+  EXPECT_EQ(run.output().find("hybrid-3kda-1mla"), std::string::npos) << run.output();
 }
 
 }  // namespace
