@@ -10,6 +10,7 @@
 // LibTorch, include/k3lab/models/ and src/models/:
 //   kda.hpp, kda_recurrent.cpp     the recurrence (gold of the LibTorch tests), decode step, L2 norm
 //   kda.hpp, kda_chunkwise.cpp     the chunkwise (WY / UT) form: training and every fallback
+//   batched_matmul.{hpp,cpp}       its per-chunk product stacks split across CPU threads
 //   kda_gate.hpp, kda_gate.cpp     the bounded and softplus gates (raw logits -> log decay)
 //   kda_checks.hpp                 argument checks shared by the forms and the adapter
 //   kda_ops.hpp, kda_ops.cpp       the device seam and KdaChunkwiseArgs, the one tensor-argument
