@@ -196,7 +196,8 @@ class GatedRMSNorm(nn.Module):
 
 
 class ShortConv(nn.Module):
-    """Causal depthwise conv (no bias) + SiLU; weight[c, kernel - 1] multiplies the current token."""
+    """Causal depthwise conv (no bias) + SiLU as shifted multiply-adds, like short_conv.cpp;
+    weight[c, kernel - 1] multiplies the current token."""
 
     def __init__(self, channels, kernel_size):
         super().__init__()
