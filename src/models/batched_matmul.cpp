@@ -47,7 +47,10 @@ struct ParallelBmm : public torch::autograd::Function<ParallelBmm> {
 
 bool worth_splitting(const torch::Tensor& a, const torch::Tensor& b) {
   if (!a.device().is_cpu() || at::get_num_threads() < 2 || a.dim() < 3) return false;
-  if (!at::isFloatingType(a.scalar_type()) || a.scalar_type() != b.scalar_type()) return false;
+  // float32 and float64 only: ATen's reduced-precision bmm may take oneDNN's path, which would not
+  // match mm slice by slice.
+  const auto dtype = a.scalar_type();
+  if ((dtype != torch::kFloat && dtype != torch::kDouble) || b.scalar_type() != dtype) return false;
   if (a.sizes().slice(0, a.dim() - 2) != b.sizes().slice(0, b.dim() - 2)) return false;
   const auto batch = c10::multiply_integers(a.sizes().slice(0, a.dim() - 2));
   return batch >= 2 && a.size(-2) * a.size(-1) * b.size(-1) >= kAtenSmallProduct;
