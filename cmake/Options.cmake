@@ -13,6 +13,11 @@ if(K3LAB_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
 endif()
+# Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
+# about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with
+# the libraries fast (the linker keeps one copy of each inline function, often the test's). The code
+# under test keeps the build type's optimisation. Measured in docs/benchmarks.md, "Build time".
+option(K3LAB_OPTIMIZE_TESTS "Compile test code with the build type's optimisation instead of -O1" OFF)
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
 # coverage so the fuzzer can steer into the parsers.
@@ -45,5 +50,14 @@ function(k3lab_target_defaults target)
   if(K3LAB_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=${K3LAB_SANITIZE} -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=${K3LAB_SANITIZE})
+  endif()
+endfunction()
+
+# k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at -O1 unless
+# K3LAB_OPTIMIZE_TESTS (GCC takes the last -O on the command line, after the build type's).
+function(k3lab_test_target_defaults target)
+  k3lab_target_defaults(${target})
+  if(NOT K3LAB_OPTIMIZE_TESTS)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
   endif()
 endfunction()
