@@ -72,22 +72,23 @@ TEST(Usage, PlanPrintsNumbersAPersonReads) {
 // one table of what ran.
 TEST(Usage, RunEndsWithATableOfEveryExperimentItRan) {
   const TempDir dir("k3lab-run-table");
-  const auto run = run_k3lab({"run", "situ-qat", "per-head-muon", "--profile", "smoke", "--out", "lab"},
+  // Two experiments that run in about a second (the training ones' smoke runs are ExperimentSmoke's).
+  const auto run = run_k3lab({"run", "memory-pool", "agent-replay", "--profile", "smoke", "--out", "lab"},
                              in_temp(dir.path()));
   ASSERT_EQ(run.exit_code, 0) << run.output();
-  EXPECT_NE(run.out.find("[2/2] per-head-muon"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[2/2] agent-replay"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("| experiment | profile | units | results | invalid | failures | outcome | run dir |"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("| per-head-muon | smoke | 27/27 | 27 | 0 | 0 | complete (smoke: no verdict) |"),
+  EXPECT_NE(run.out.find("| memory-pool | smoke | 51/51 | 51 | 0 | 0 | complete (smoke: no verdict) |"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("| situ-qat | smoke | 10/10 | 10 | 0 | 0 | complete (smoke: no verdict) |"),
+  EXPECT_NE(run.out.find("| agent-replay | smoke | 35/35 | 35 | 0 | 0 | complete (smoke: no verdict) |"),
             std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("Pages: build/k3lab report --runs lab --out report"), std::string::npos) << run.out;
   // Every hint repeats the user's folder: the run that finds nothing to do, and report on a missing folder.
-  const auto again = run_k3lab({"run", "situ-qat", "--profile", "smoke", "--out", "lab"}, in_temp(dir.path()));
+  const auto again = run_k3lab({"run", "memory-pool", "--profile", "smoke", "--out", "lab"}, in_temp(dir.path()));
   EXPECT_EQ(again.exit_code, 0) << again.output();
   EXPECT_NE(again.output().find("nothing to do. `k3lab report --runs lab` renders it"), std::string::npos)
       << again.output();
