@@ -16,7 +16,7 @@ endif()
 # Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
 # about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with
 # the libraries fast (the linker keeps one copy of each inline function, often the test's). The code
-# under test keeps the build type's optimisation. Measured in docs/benchmarks.md, "Build time".
+# under test keeps the build type's optimisation. Measured in docs/benchmarks.md, "Build and CI time".
 option(K3LAB_OPTIMIZE_TESTS "Compile test code with the build type's optimisation instead of -O1" OFF)
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
