@@ -13,8 +13,9 @@ Run it with Debian's torch. That is /usr/bin/python3, not the pyenv python3 on P
 
 What it mirrors (C++ sources under src/ and include/k3lab/):
   train/bench.cpp         options and defaults, the three arms ("M", "K", "KKKM" repeated over the
-                          layers), bench_model_config, the token window, the step (zero_grad, forward,
-                          cross-entropy, backward, AdamW step, no clipping), warm-up, timing, cores busy
+                          layers), bench_model_config, the token window, the step (zero_grad; per
+                          micro-batch forward, cross-entropy, backward; AdamW step, no clipping),
+                          warm-up, timing, cores busy
   train/optimizer.cpp     AdamW: lr 6e-4 (bench sets no schedule), betas (0.9, 0.95), eps 1e-8, weight
                           decay 0.1 on tensors with dim >= 2 and 0 on all others
   train/thread_pools.cpp  intra-op threads, one inter-op thread, the same number of OpenBLAS threads
@@ -42,6 +43,9 @@ What is not mirrored exactly:
   * The chunk loop's batched products. k3lab splits each stack of 64 x 64 products across its threads
     (models/batched_matmul.cpp, the same values bit for bit); eager's torch.matmul multiplies them one
     after another. That is a k3lab optimisation, so this script keeps eager's own matmul.
+  * Micro-batches side by side. On the CPU with two or more threads k3lab trains a step's micro-batches
+    at once, one per thread (train/micro_batch_lanes.hpp); eager PyTorch's usual gradient accumulation
+    runs them one after another, as this script does.
   * Devices. Debian's torch is CPU-only, so only the CPU is measured (bench's device option is auto).
 Parameter counts match exactly. The script checks its module count against a copy of
 models/param_count.cpp, which is the count k3lab prints.
@@ -629,17 +633,20 @@ def run_arm(name, schedule, shape, inputs, targets, args):
 
     def step():
         optimizer.zero_grad(set_to_none=False)  # LibTorch 1.13's zero_grad(): zero, keep the tensors
-        logits = model(inputs)  # (B, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, shape.vocab_size), targets.reshape(-1))
-        loss.backward()
+        step_loss = 0.0
+        for rows, next_tokens in zip(inputs.split(shape.rows), targets.split(shape.rows)):  # (B, T) each
+            logits = model(rows)  # (B, T, V)
+            loss = F.cross_entropy(logits.reshape(-1, shape.vocab_size), next_tokens.reshape(-1)) / args.micro_batches
+            loss.backward()
+            step_loss += loss.detach()
         optimizer.step()
         if not losses:
-            losses.append(loss.detach())
+            losses.append(step_loss)
 
     for _ in range(args.warmup):
         step()
     seconds, cores_busy = time_steps(step, args.steps)
-    tokens = shape.rows * shape.seq_len
+    tokens = args.micro_batches * shape.rows * shape.seq_len
     median = statistics.median(seconds)
     return {"arm": name, "schedule": schedule, "params": params,
             "tokens_per_second_median": tokens / median,
@@ -653,7 +660,8 @@ def print_settings(policy, allocator, args, shape):
                                        "OMP_WAIT_POLICY") if n in os.environ}
     print(f"train-step benchmark, PyTorch {torch.__version__} eager: device cpu, threads {policy['threads']}, "
           f"d_model {shape.d_model}, layers {args.layers}, heads {shape.n_heads}x{shape.head_dim}, "
-          f"T {shape.seq_len}, batch {shape.rows} rows, {args.steps} timed steps after {args.warmup} warmup\n")
+          f"T {shape.seq_len}, {args.micro_batches} micro-batches of {shape.rows} rows per step (one after "
+          f"another), {args.steps} timed steps after {args.warmup} warmup\n")
     print(f"threads: {policy['threads']} ({policy['source']}); torch intra-op {policy['intra_op']}, "
           f"inter-op {policy['inter_op']}; BLAS {policy['blas']}; env {env or 'none set'}; "
           f"allocator {allocator}\n")
@@ -690,7 +698,8 @@ def parse_args():
     p.add_argument("--heads", "--n_heads", dest="heads", type=int, default=4, help="KDA and MLA heads" + d)
     p.add_argument("--head_dim", type=int, default=64, help="KDA K = V, MLA nope and v head size" + d)
     p.add_argument("--seq_len", "--sequence_length", dest="seq_len", type=int, default=512, help="T" + d)
-    p.add_argument("--rows", "--batch_rows", dest="rows", type=int, default=4, help="micro-batch rows" + d)
+    p.add_argument("--rows", "--batch_rows", dest="rows", type=int, default=2, help="micro-batch rows" + d)
+    p.add_argument("--micro_batches", type=int, default=2, help="micro-batches per step" + d)
     p.add_argument("--mla_kv_latent_dim", type=int, default=128, help="MLA kv_lora_rank" + d)
     p.add_argument("--kda_chunk_size", type=int, default=64, help="chunkwise KDA chunk" + d)
     p.add_argument("--ffn_size", type=int, default=None, help="SwiGLU width (default: 4 x d_model)")
@@ -705,8 +714,8 @@ def parse_args():
     args = p.parse_args()
     if args.schedule is not None and args.arms is not None:
         p.error("--arms and --schedule exclude each other")
-    if args.steps <= 0 or args.rows <= 0 or args.seq_len < 2:
-        p.error("--steps and --rows must be positive and --seq_len at least 2")
+    if args.steps <= 0 or args.rows <= 0 or args.micro_batches <= 0 or args.seq_len < 2:
+        p.error("--steps, --rows and --micro_batches must be positive and --seq_len at least 2")
     if args.layers is None:
         args.layers = len(args.schedule) if args.schedule else 4
     return args
@@ -720,8 +729,8 @@ def main():
                   args.ffn_size or 4 * args.d_model, args.vocab_size, args.seq_len, args.rows)
     arms = {args.schedule: args.schedule} if args.schedule else {a: ARMS[a] for a in args.arms or ARMS}
     schedules = {name: arm_schedule(name, pattern, args.layers) for name, pattern in arms.items()}
-    window = token_window(shape.rows, shape.seq_len, shape.vocab_size)  # (B, T + 1)
-    inputs, targets = window[:, : shape.seq_len], window[:, 1:]  # (B, T) each
+    window = token_window(args.micro_batches * shape.rows, shape.seq_len, shape.vocab_size)  # (n B, T + 1)
+    inputs, targets = window[:, : shape.seq_len], window[:, 1:]  # (n B, T) each
     print_settings(policy, allocator, args, shape)
     rows = [run_arm(name, schedule, shape, inputs, targets, args) for name, schedule in schedules.items()]
     print_rows(rows, shape.vocab_size)

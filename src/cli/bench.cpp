@@ -92,7 +92,8 @@ const std::vector<BenchEntry>& bench_table() {
        [](const Options& o, std::ostream& out) { return models::run_kda_bench(kda_options(o), out); }},
       {"train", "training step per hybrid-attention arm (full, all-KDA, 3 KDA : 1 MLA): tokens/s and an MFU estimate",
        "d_model [256], n_layers [4], n_heads [4], head_dim [64], mla_kv_latent_dim [128], kda_chunk_size [64], "
-       "ffn_size [4 x d_model], vocab_size [256], sequence_length [512], batch_rows [4], steps [5], warmup [2], "
+       "ffn_size [4 x d_model], vocab_size [256], sequence_length [512], batch_rows [2] (rows per forward), "
+       "micro_batches [2] (per step; on the CPU they train side by side, one per thread), steps [5], warmup [2], "
        "device [auto], threads [0], peak_flops, arms (names, comma-separated, e.g. all-kda,hybrid-3kda-1mla), "
        "schedule (one arm, e.g. KKKMKKKM), output [md|json]; "
        "appends a throughput record per arm to --record (k3lab plan reads them)",

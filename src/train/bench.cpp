@@ -21,6 +21,7 @@
 #include "k3lab/models/param_count.hpp"
 #include "k3lab/train/device.hpp"
 #include "k3lab/train/hardware_peak.hpp"
+#include "k3lab/train/micro_batch_lanes.hpp"
 #include "k3lab/train/optimizer.hpp"
 #include "k3lab/train/thread_pools.hpp"
 
@@ -111,9 +112,11 @@ void print_markdown(const nlohmann::json& report, std::ostream& out) {
   out << "train-step benchmark: device " << report.at("device").get<std::string>() << ", threads "
       << report.at("threads").get<int>() << ", d_model " << shape.at("d_model").get<std::int64_t>() << ", layers "
       << shape.at("n_layers").get<std::int64_t>() << ", heads " << shape.at("n_heads").get<std::int64_t>() << "x"
-      << shape.at("head_dim").get<std::int64_t>() << ", T " << shape.at("sequence_length").get<std::int64_t>()
-      << ", batch " << shape.at("batch_rows").get<std::int64_t>() << " rows, " << report.at("steps").get<std::int64_t>()
-      << " timed steps after " << report.at("warmup").get<std::int64_t>() << " warmup\n\n";
+      << shape.at("head_dim").get<std::int64_t>() << ", T " << shape.at("sequence_length").get<std::int64_t>() << ", "
+      << report.at("micro_batches").get<std::int64_t>() << " micro-batches of "
+      << shape.at("batch_rows").get<std::int64_t>() << " rows per step (" << report.at("lanes").get<int>()
+      << " side by side), " << report.at("steps").get<std::int64_t>() << " timed steps after "
+      << report.at("warmup").get<std::int64_t>() << " warmup\n\n";
   const auto& policy = report.at("settings").at("thread_policy");
   out << "threads: " << policy.at("threads").get<int>() << " (" << policy.at("source").get<std::string>()
       << "); LibTorch intra-op " << policy.at("intra_op").get<int>() << ", inter-op " << policy.at("inter_op").get<int>()
@@ -273,7 +276,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
         "d_model",        "n_layers", "n_heads",    "head_dim",        "mla_kv_latent_dim",
         "kda_chunk_size", "ffn_size", "vocab_size", "sequence_length", "batch_rows",
         "steps",          "warmup",   "device",     "threads",         "peak_flops",
-        "arms",           "schedule", "output",     "record"};
+        "arms",           "schedule", "output",     "record",          "micro_batches"};
     for (auto it = options.begin(); it != options.end(); ++it) {
       if (!known.count(it.key())) throw std::invalid_argument("bench: unknown option \"" + it.key() + "\"");
     }
@@ -284,15 +287,20 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     const auto H = integer(options, "n_heads", 4);
     const auto hd = integer(options, "head_dim", 64);
     const auto T = integer(options, "sequence_length", 512);
-    const auto B = integer(options, "batch_rows", 4);
+    const auto B = integer(options, "batch_rows", 2);  // rows per forward: the training micro-batch
+    const auto micro_batches = integer(options, "micro_batches", 2);
     const auto steps = integer(options, "steps", 5);
     const auto warmup = integer(options, "warmup", 2);
     const auto V = integer(options, "vocab_size", 256);
     const int threads = static_cast<int>(integer(options, "threads", 0));
     if (L == 0) throw std::invalid_argument("bench option n_layers must be positive");
-    if (steps == 0 || T < 2 || B == 0) throw std::invalid_argument("bench: steps, batch_rows and sequence_length must be positive");
+    if (steps == 0 || T < 2 || B == 0 || micro_batches == 0) {
+      throw std::invalid_argument("bench: steps, batch_rows, micro_batches and sequence_length must be positive");
+    }
     const auto thread_policy = apply_thread_policy(core::choose_thread_policy(threads));
     const auto device = resolve_device(text(options, "device", "auto"));
+    const int threads_used = thread_policy.at("threads").get<int>();
+    const int lanes = micro_batch_lanes(threads_used, micro_batches, device);
     std::optional<double> peak;
     if (options.contains("peak_flops")) {
       if (!options.at("peak_flops").is_number() || !(options.at("peak_flops").get<double>() > 0)) {
@@ -321,9 +329,10 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     base.batch_rows = B;
 
     core::Rng rng(20240520);
-    std::vector<std::int64_t> tokens(static_cast<std::size_t>(B * (T + 1)));
+    const std::int64_t step_rows = micro_batches * B;
+    std::vector<std::int64_t> tokens(static_cast<std::size_t>(step_rows * (T + 1)));
     for (auto& t : tokens) t = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(V)));
-    const auto window = torch::from_blob(tokens.data(), {B, T + 1}, torch::kInt64).clone().to(device);
+    const auto window = torch::from_blob(tokens.data(), {step_rows, T + 1}, torch::kInt64).clone().to(device);
     const auto inputs = window.slice(1, 0, T);
     const auto targets = window.slice(1, 1, T + 1);
 
@@ -336,18 +345,30 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
       models::DecoderLM model(config, 1);
       model->to(device);
       auto optimizer = make_optimizer(OptimizerSpec{}, *model);
+      const auto parameters = trainable_parameters(*model);
       auto step = [&] {
         optimizer->zero_grad();
-        const auto logits = model->forward(inputs);  // (B, T, V)
-        const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));
-        loss.backward();
+        run_in_lanes(
+            lanes, threads_used, micro_batches,
+            [&](std::int64_t i, bool apart) {
+              const auto rows = inputs.slice(0, i * B, (i + 1) * B);   // (B, T)
+              const auto next = targets.slice(0, i * B, (i + 1) * B);  // (B, T)
+              const auto logits = model->forward(rows);                // (B, T, V)
+              const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, V}), next.reshape({-1})) /
+                                static_cast<double>(micro_batches);
+              return MicroBatchGradient{loss.item<double>(), nullptr, backward_micro_batch(loss, parameters, apart)};
+            },
+            [&](std::int64_t, MicroBatchGradient& g) {
+              accumulate_gradients(parameters, g.gradients);
+              return true;
+            });
         optimizer->step();
       };
       for (std::int64_t i = 0; i < warmup; ++i) step();
       synchronize(device);
       reset_peak_memory(device);
       const auto times = time_steps(step, steps, device);
-      const double tokens_per_s = static_cast<double>(B * T) / median_of_sorted(times.seconds);
+      const double tokens_per_s = static_cast<double>(step_rows * T) / median_of_sorted(times.seconds);
       const double fpt = flops_per_token(config, T);
       nlohmann::json row = {{"arm", arm.name},
                             {"schedule", config.schedule},
@@ -366,8 +387,16 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     nlohmann::json report = {{"device", device.str()},
                              {"threads", torch::get_num_threads()},
                              {"settings", run_settings(thread_policy)},
-                             {"shape", {{"d_model", D}, {"n_layers", L}, {"n_heads", H}, {"head_dim", hd},
-                                        {"sequence_length", T}, {"batch_rows", B}, {"vocab_size", V}}},
+                             {"shape",
+                              {{"d_model", D},
+                               {"n_layers", L},
+                               {"n_heads", H},
+                               {"head_dim", hd},
+                               {"sequence_length", T},
+                               {"batch_rows", B},
+                               {"vocab_size", V}}},
+                             {"micro_batches", micro_batches},
+                             {"lanes", lanes},
                              {"steps", steps},
                              {"warmup", warmup},
                              {"peak_flops", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},

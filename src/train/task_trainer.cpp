@@ -14,6 +14,7 @@
 #include "k3lab/train/data_order.hpp"
 #include "k3lab/train/device.hpp"
 #include "k3lab/train/distributed.hpp"
+#include "k3lab/train/micro_batch_lanes.hpp"
 #include "rank_agreement.hpp"
 
 namespace k3lab::train {
@@ -62,6 +63,7 @@ class TrainingRun {
   void place_model();
   void resume();
   std::optional<TrainResult::Status> agreed_stop();
+  MicroBatchGradient micro_batch(std::int64_t index, bool apart, const std::vector<torch::Tensor>& parameters);
   StepLosses forward_backward();
   void agree_on_losses(StepLosses& losses);
   std::optional<StepFailure> apply_update();
@@ -82,6 +84,7 @@ class TrainingRun {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   const WindowOrder order_;
   std::int64_t micro_;
+  int lanes_ = 1;  // micro-batches trained side by side (micro_batch_lanes.hpp)
   TrainResult result_;
   TrainerState& state_ = result_.state;
   double elapsed_before_ = 0;
@@ -115,6 +118,8 @@ void TrainingRun::place_model() {
     device_ = dist_->device();
   }
   result_.threads = torch::get_num_threads();
+  if (task_.loss_is_reentrant()) lanes_ = micro_batch_lanes(result_.threads, config_.rows_per_rank() / micro_, device_);
+  result_.lanes = lanes_;
   result_.device = device_.str();
   result_.world_size = world_;
   result_.backend = dist_ ? dist_->backend() : "none";
@@ -191,37 +196,53 @@ std::optional<TrainResult::Status> TrainingRun::agreed_stop() {
   return std::nullopt;
 }
 
-StepLosses TrainingRun::forward_backward() {
-  const std::int64_t rows = config_.rows_per_step();
+// One micro-batch's loss and gradient (kept apart when lanes run side by side: micro_batch_lanes.hpp).
+MicroBatchGradient TrainingRun::micro_batch(std::int64_t index, bool apart,
+                                            const std::vector<torch::Tensor>& parameters) {
   const std::int64_t local_rows = config_.rows_per_rank();
   const std::int64_t T = config_.sequence_length;
-  const double share = static_cast<double>(micro_) / static_cast<double>(local_rows);
+  const auto windows =
+      training_batch(data_.train, order_, state_.step * config_.rows_per_step() + rank_ * local_rows + index * micro_,
+                     micro_, data_.vocab_size);
+  const Batch batch{token_tensor(windows.inputs, micro_, T, device_), token_tensor(windows.targets, micro_, T, device_),
+                    state_.step};
+  auto loss = task_.loss(batch);
+  if (hooks_.transform_loss) loss.loss = hooks_.transform_loss(state_.step, loss.loss);
+  MicroBatchGradient out{loss.loss.item<double>(), std::move(loss.extras), {}};
+  if (std::isfinite(out.loss)) {
+    const auto objective = loss.auxiliary.defined() ? loss.loss + loss.auxiliary : loss.loss;
+    const double share = static_cast<double>(micro_) / static_cast<double>(local_rows);
+    out.gradients = backward_micro_batch(objective * share, parameters, apart);
+  }
+  return out;
+}
+
+StepLosses TrainingRun::forward_backward() {
+  const std::int64_t local_rows = config_.rows_per_rank();
   StepLosses out;
   nlohmann::json micro_extras = nlohmann::json::array();
   bool any_extras = false;
   try {
     set_learning_rate(*optimizer_, scheduled_learning_rate(config_.optimizer, state_.step, config_.total_steps()));
     optimizer_->zero_grad();
-    for (std::int64_t first = 0; first < local_rows; first += micro_) {
-      const auto windows = training_batch(data_.train, order_, state_.step * rows + rank_ * local_rows + first, micro_,
-                                          data_.vocab_size);
-      const Batch batch{token_tensor(windows.inputs, micro_, T, device_), token_tensor(windows.targets, micro_, T, device_),
-                        state_.step};
-      auto loss = task_.loss(batch);
-      if (hooks_.transform_loss) loss.loss = hooks_.transform_loss(state_.step, loss.loss);
-      const double value = loss.loss.item<double>();
-      if (!std::isfinite(value)) {
-        out.failed_value = value;
-        out.failure = StepFailure{"nan-loss", "training loss is " + std::to_string(value) + " at step " +
-                                                  std::to_string(state_.step) + " (tokens " + std::to_string(state_.tokens) + ")"};
-        break;
-      }
-      out.loss += value * static_cast<double>(micro_) / static_cast<double>(local_rows);
-      const auto objective = loss.auxiliary.defined() ? loss.loss + loss.auxiliary : loss.loss;
-      (objective * share).backward();
-      any_extras = any_extras || !loss.extras.is_null();
-      micro_extras.push_back(std::move(loss.extras));
-    }
+    const auto parameters = trainable_parameters(task_.model());
+    run_in_lanes(
+        lanes_, result_.threads, local_rows / micro_,
+        [&](std::int64_t index, bool apart) { return micro_batch(index, apart, parameters); },
+        [&](std::int64_t, MicroBatchGradient& g) {
+          if (!std::isfinite(g.loss)) {
+            out.failed_value = g.loss;
+            out.failure = StepFailure{"nan-loss", "training loss is " + std::to_string(g.loss) + " at step " +
+                                                      std::to_string(state_.step) + " (tokens " +
+                                                      std::to_string(state_.tokens) + ")"};
+            return false;
+          }
+          out.loss += g.loss * static_cast<double>(micro_) / static_cast<double>(local_rows);
+          accumulate_gradients(parameters, g.gradients);
+          any_extras = any_extras || !g.extras.is_null();
+          micro_extras.push_back(std::move(g.extras));
+          return true;
+        });
   } catch (const std::exception& e) {
     if (!is_out_of_memory(e)) throw;
     out.failure = out_of_memory("at step ", state_.step, e);

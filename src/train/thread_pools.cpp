@@ -12,14 +12,6 @@ namespace {
 using SetThreads = void (*)(int);
 using GetThreads = int (*)();
 
-nlohmann::json set_blas_threads(int threads) {
-  const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  const auto get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  if (!set || !get) return "not OpenBLAS";
-  set(threads);
-  return get();
-}
-
 // LibTorch accepts the inter-op size once, before its first inter-op task; later calls throw.
 void set_interop_once() {
   static const bool done = [] {
@@ -33,6 +25,14 @@ void set_interop_once() {
 }
 
 }  // namespace
+
+nlohmann::json set_blas_threads(int threads) {
+  const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const auto get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (!set || !get) return "not OpenBLAS";
+  set(threads);
+  return get();
+}
 
 nlohmann::json apply_thread_policy(const core::ThreadPolicy& policy) {
   torch::set_num_threads(policy.threads);

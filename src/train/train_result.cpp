@@ -27,16 +27,19 @@ nlohmann::json TrainResult::to_json() const {
 }
 
 nlohmann::json TrainResult::timing_json() const {
-  nlohmann::json j = {{"elapsed_seconds", state.elapsed_seconds},
-          {"train_seconds", state.train_seconds},
-          {"eval_seconds", state.eval_seconds},
-          {"train_tokens_per_s", state.train_seconds > 0 ? static_cast<double>(state.tokens) / state.train_seconds : 0.0},
-          {"peak_training_bytes", state.peak_training_bytes ? nlohmann::json(*state.peak_training_bytes) : nlohmann::json(nullptr)},
-          {"resumed_from_step", resumed_from_step ? nlohmann::json(*resumed_from_step) : nlohmann::json(nullptr)},
-          {"threads", threads},
-          {"device", device},
-          {"world_size", world_size},
-          {"backend", backend}};
+  nlohmann::json j = {
+      {"elapsed_seconds", state.elapsed_seconds},
+      {"train_seconds", state.train_seconds},
+      {"eval_seconds", state.eval_seconds},
+      {"train_tokens_per_s", state.train_seconds > 0 ? static_cast<double>(state.tokens) / state.train_seconds : 0.0},
+      {"peak_training_bytes",
+       state.peak_training_bytes ? nlohmann::json(*state.peak_training_bytes) : nlohmann::json(nullptr)},
+      {"resumed_from_step", resumed_from_step ? nlohmann::json(*resumed_from_step) : nlohmann::json(nullptr)},
+      {"threads", threads},
+      {"lanes", lanes},
+      {"device", device},
+      {"world_size", world_size},
+      {"backend", backend}};
   if (!checkpoint_notes.empty()) j["checkpoint_notes"] = checkpoint_notes;
   return j;
 }

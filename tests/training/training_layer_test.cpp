@@ -140,6 +140,43 @@ TEST(PlanEstimate, SixNDAtFortyPercentOfTheMeasuredPeak) {
   EXPECT_NEAR(e.at("gpu_hours_total").get<double>(), 3 * 1886.7924528301887 / 3600.0, 1e-12);
 }
 
+// An arm's memory plan as the plan details carry it: 8 GB in all, of which parameters 1, gradients 1,
+// optimizer state 2, activations 3 and the largest transient 1.
+nlohmann::json plan_with_one_arm() {
+  const nlohmann::json memory = {{"micro_batch_rows", 1},
+                                 {"sequence_length", 8000},
+                                 {"parameters_bytes", 1'000'000'000},
+                                 {"gradients_bytes", 1'000'000'000},
+                                 {"optimizer_state_bytes", 2'000'000'000},
+                                 {"activation_bytes", 3'000'000'000},
+                                 {"transients", {{"logits", 1'000'000'000}, {"attention backward", 500'000'000}}},
+                                 {"largest_transient", "logits"},
+                                 {"total_bytes", 8'000'000'000}};
+  return {{"gpu_hours_by_arm", nlohmann::json::array({{{"arm", "hybrid"}, {"memory", memory}}})}};
+}
+
+// Each lane beyond the first holds its own activations and transient (4 GB), and with lanes every
+// lane's gradients are kept apart (1 GB each): 8 + 4 + 2 = 14 GB at two lanes, 8 + 8 + 3 = 19 at three.
+TEST(PlanEstimate, MicroBatchesSideBySideCountEachLanesActivationsAndGradients) {
+  const auto plan = plan_with_one_arm();
+  const auto one_lane = [](std::int64_t) { return 1; };
+  const auto two_lanes = [](std::int64_t) { return 2; };
+  const auto three_lanes = [](std::int64_t) { return 3; };
+  EXPECT_FALSE(memory_refusal(plan, 8.9e9, "RAM", one_lane).has_value());  // 8 GB <= 90% of 8.9
+  EXPECT_FALSE(memory_refusal(plan, 14e9 / kMemoryHeadroom, "RAM", two_lanes).has_value());
+  const auto refused = memory_refusal(plan, 14e9 / kMemoryHeadroom - 1e6, "RAM", two_lanes);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("needs an estimated 14.0 GB"), std::string::npos) << *refused;
+  EXPECT_NE(refused->find("(2 micro-batches side by side, one per thread)"), std::string::npos) << *refused;
+  EXPECT_NE(refused->find("or with fewer --threads"), std::string::npos) << *refused;
+  EXPECT_FALSE(memory_refusal(plan, 19e9 / kMemoryHeadroom, "RAM", three_lanes).has_value());
+  EXPECT_TRUE(memory_refusal(plan, 19e9 / kMemoryHeadroom - 1e6, "RAM", three_lanes).has_value());
+  const auto alone = memory_refusal(plan, 8e9, "RAM", one_lane);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_EQ(alone->find("side by side"), std::string::npos) << *alone;
+  EXPECT_EQ(alone->find("--threads"), std::string::npos) << *alone;
+}
+
 TEST(PageTables, PairedComparisonsWaitForTwoPairs) {
   report::Page page;
   EXPECT_TRUE(too_few_pairs(1, "seeds in both arms", page));

@@ -105,6 +105,7 @@ struct TrainResult {
   std::optional<std::int64_t> resumed_from_step;
   std::vector<nlohmann::json> checkpoint_notes;  // checkpoints skipped on resume (see LoopHooks)
   int threads = 0;
+  int lanes = 1;  // micro-batches trained side by side (micro_batch_lanes.hpp)
   std::string device;
   int world_size = 1;              // data-parallel ranks
   std::string backend = "none";    // c10d backend: none | gloo | nccl
@@ -112,8 +113,8 @@ struct TrainResult {
   static std::string to_string(Status status);
   // Deterministic summary (no timings): status, tokens, steps, losses, evaluations, spikes.
   nlohmann::json to_json() const;
-  // Wall-clock figures: seconds, tokens/s, peak training memory; where it ran (device, threads, world
-  // size, backend). Tokens/s counts every rank's tokens; peak memory is this rank's.
+  // Wall-clock figures: seconds, tokens/s, peak training memory; where it ran (device, threads, lanes,
+  // world size, backend). Tokens/s counts every rank's tokens; peak memory is this rank's.
   nlohmann::json timing_json() const;
 };
 

@@ -12,4 +12,7 @@ namespace k3lab::train {
 // OpenBLAS reports afterwards, or "not OpenBLAS" when the loaded BLAS has no openblas_set_num_threads.
 nlohmann::json apply_thread_policy(const core::ThreadPolicy& policy);
 
+// OpenBLAS's pool to `threads`: the count it reports afterwards, or "not OpenBLAS".
+nlohmann::json set_blas_threads(int threads);
+
 }  // namespace k3lab::train

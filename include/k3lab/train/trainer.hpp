@@ -55,6 +55,8 @@ class DecoderLmTask : public TrainingTask {
   torch::nn::Module& model() override { return *model_; }
   nlohmann::json identity() const override;
   TaskLoss loss(const Batch& batch) override;
+  // The decoder's forward and the next-token loss change no state.
+  bool loss_is_reentrant() const override { return true; }
   nlohmann::json evaluate(const EvalPoint& point) override;
   const models::DecoderLM& decoder() const { return model_; }
 

@@ -60,6 +60,11 @@ class TrainingTask {
   // The loss of one micro-batch (the model is in training mode). Data parallel: runs on every rank.
   virtual TaskLoss loss(const Batch& batch) = 0;
 
+  // Whether loss() may run on several threads at once, for different micro-batches of a step (it
+  // changes no state and its extras depend only on the batch). Then the CPU trainer runs micro-batches
+  // side by side (micro_batch_lanes.hpp); the result is the same either way.
+  virtual bool loss_is_reentrant() const { return false; }
+
   // After each optimizer update, on every rank, e.g. to move non-gradient parameters. Returns the
   // step's extras to keep (null: keep none); the default keeps what loss() returned.
   virtual nlohmann::json after_step(const StepReport& report) { return report.extras; }

@@ -72,23 +72,40 @@ std::optional<models::TrainingMemory> trainer_memory(const std::function<train::
   }
 }
 
+namespace {
+
+// An arm's step peak with `lanes` micro-batches side by side, from its memory plan's JSON.
+std::int64_t step_bytes_with_lanes(const nlohmann::json& m, int lanes) {
+  const auto total = m.at("total_bytes").get<std::int64_t>();
+  if (lanes < 2) return total;
+  const auto transient = m.at("transients").value(m.at("largest_transient").get<std::string>(), std::int64_t{0});
+  const auto per_lane = m.at("activation_bytes").get<std::int64_t>() + transient;
+  return total + (lanes - 1) * per_lane + lanes * m.at("gradients_bytes").get<std::int64_t>();
+}
+
+}  // namespace
+
 std::optional<std::string> memory_refusal(const nlohmann::json& plan_details, double device_bytes,
-                                          const std::string& device_name) {
+                                          const std::string& device_name,
+                                          const std::function<int(std::int64_t micro_batch_rows)>& lanes) {
   if (!plan_details.is_object() || !plan_details.contains("gpu_hours_by_arm")) return std::nullopt;
   for (const auto& arm : plan_details.at("gpu_hours_by_arm")) {
     if (!arm.contains("memory")) continue;
     const auto& m = arm.at("memory");
-    const auto total = m.at("total_bytes").get<std::int64_t>();
-    if (static_cast<double>(total) <= kMemoryHeadroom * device_bytes) continue;
     const auto rows = m.at("micro_batch_rows").get<std::int64_t>();
-    const std::string step = std::to_string(rows) + (rows == 1 ? " row x " : " rows x ") +
-                             std::to_string(m.at("sequence_length").get<std::int64_t>()) + " tokens";
+    const int side_by_side = lanes(rows);
+    const auto total = step_bytes_with_lanes(m, side_by_side);
+    if (static_cast<double>(total) <= kMemoryHeadroom * device_bytes) continue;
+    std::string step = std::to_string(rows) + (rows == 1 ? " row x " : " rows x ") +
+                       std::to_string(m.at("sequence_length").get<std::int64_t>()) + " tokens";
+    if (side_by_side > 1) step += " (" + std::to_string(side_by_side) + " micro-batches side by side, one per thread)";
     const std::string share = std::to_string(std::llround(100 * kMemoryHeadroom)) + "%";
     return "arm " + arm.at("arm").get<std::string>() + " needs an estimated " + models::gigabytes(total) +
            " for one training step of " + step + ", more than " + share + " of the " +
            models::gigabytes(static_cast<std::int64_t>(device_bytes)) + " " + device_name +
-           " has (`k3lab plan` prints every arm's parts): run it on a device with more memory; the micro-batch "
-           "follows from the protocol and is the same for every arm, so it is not shrunk for one";
+           " has (`k3lab plan` prints every arm's parts): run it on a device with more memory" +
+           (side_by_side > 1 ? std::string(" or with fewer --threads") : std::string()) +
+           "; the micro-batch follows from the protocol and is the same for every arm, so it is not shrunk for one";
   }
   return std::nullopt;
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "k3lab/core/thread_policy.hpp"
 #include "k3lab/experiments/training/plan_estimate.hpp"
 #include "k3lab/train/device.hpp"
+#include "k3lab/train/micro_batch_lanes.hpp"
 
 namespace k3lab::experiments::training {
 
@@ -54,14 +56,22 @@ std::string data_line(const RunRecords& records) {
 
 }  // namespace
 
-std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options) {
+std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options,
+                                          std::int64_t rows_per_step) {
   train::DeviceMemory memory;
+  torch::Device device(torch::kCPU);
   try {
-    memory = train::device_memory(train::resolve_device(options.value("device", std::string("auto"))));
+    device = train::resolve_device(options.value("device", std::string("auto")));
+    memory = train::device_memory(device);
   } catch (const std::exception&) {
     return std::nullopt;
   }
-  return memory_refusal(plan_details, memory.bytes, memory.name);
+  const int threads = core::choose_thread_policy(options.value("threads", 0)).threads;
+  const auto lanes = [&](std::int64_t micro_batch_rows) {
+    if (rows_per_step <= 0 || micro_batch_rows <= 0) return 1;
+    return train::micro_batch_lanes(threads, rows_per_step / micro_batch_rows, device);
+  };
+  return memory_refusal(plan_details, memory.bytes, memory.name, lanes);
 }
 
 std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_invalid) {

@@ -78,9 +78,13 @@ nlohmann::json memory_plan_json(const models::TrainingMemory& memory);
 std::optional<models::TrainingMemory> trainer_memory(const std::function<train::TrainerConfig()>& make);
 
 // The first arm of plan details' gpu_hours_by_arm whose step cannot fit `device_bytes` (with the
-// headroom above), as a refusal that names the fix; nullopt when every arm fits.
+// headroom above), as a refusal that names the fix; nullopt when every arm fits. `lanes` gives, for an
+// arm's micro-batch rows, how many micro-batches train side by side (train/micro_batch_lanes.hpp):
+// each lane beyond the first holds its own activations and largest transient, and with lanes every
+// lane keeps its gradients apart until they are added.
 std::optional<std::string> memory_refusal(const nlohmann::json& plan_details, double device_bytes,
-                                          const std::string& device_name);
+                                          const std::string& device_name,
+                                          const std::function<int(std::int64_t micro_batch_rows)>& lanes);
 
 // details["gpu_hours_by_arm"]: [{arm, runs, tokens_per_run, floor_gpu_hours_per_run, shape (or null),
 // unmeasured_reason (when null)}]; measured_estimate.hpp adds the measured figures and the basis.

@@ -53,7 +53,10 @@ std::unique_ptr<WindowRule> proxy_window_rule(std::vector<std::string> stop_on_i
 // The refusal when an arm's training step cannot fit the memory of the device the run trains on
 // (options' device: a GPU's memory, or this machine's RAM on the CPU), from the plan details' memory
 // plans; nullopt when every arm fits or the device cannot be resolved (the unit then says why).
-std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options);
+// On the CPU, an arm's micro-batches may train side by side (train/micro_batch_lanes.hpp): `rows_per_step`
+// (0: unknown, one lane) and options' threads say how many.
+std::optional<std::string> memory_problem(const nlohmann::json& plan_details, const nlohmann::json& options,
+                                          std::int64_t rows_per_step);
 
 // A smoke page's can-say: one line from the run's real sizes beside the full profile's (the report
 // builder already set the smoke cannot-say line).
@@ -89,7 +92,9 @@ class ProxyExperiment final : public Experiment {
     if (m_.runner_problem) {
       if (auto problem = m_.runner_problem(p)) return problem;
     }
-    if (auto problem = memory_problem(m_.plan(p, m_.units(p)), options)) return problem;
+    std::int64_t rows_per_step = 0;
+    if constexpr (std::is_base_of_v<Batching, P>) rows_per_step = p.batch_tokens / p.sequence_length;
+    if (auto problem = memory_problem(m_.plan(p, m_.units(p)), options, rows_per_step)) return problem;
     try {
       const auto data = train::load_dataset(dataset_request(p, p.model.vocab_size, options));
       if (m_.check_dataset) m_.check_dataset(p, data);

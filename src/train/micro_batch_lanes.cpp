@@ -1,0 +1,147 @@
+#include "k3lab/train/micro_batch_lanes.hpp"
+
+#include <dlfcn.h>
+
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
+#include <torch/torch.h>
+
+#include "k3lab/train/thread_pools.hpp"
+
+namespace k3lab::train {
+namespace {
+
+// OpenMP's per-thread team size, looked up in the loaded runtime: LibTorch's OpenMP backend sizes each
+// parallel region from the calling thread's setting, so a lane can run its operators on one thread while
+// another lane does the same. Absent (another backend, whose pool is shared): no lanes.
+using SetThreads = void (*)(int);
+
+SetThreads openmp_set_num_threads() {
+  static const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  return set;
+}
+
+// One intra-op thread on the calling thread for the guard's lifetime. LibTorch sets a thread's OpenMP
+// team size lazily from the process-wide count on its first query, so query first, then override.
+class OneIntraOpThread {
+ public:
+  OneIntraOpThread() : before_(at::get_num_threads()) { openmp_set_num_threads()(1); }
+  ~OneIntraOpThread() { openmp_set_num_threads()(before_); }
+  OneIntraOpThread(const OneIntraOpThread&) = delete;
+  OneIntraOpThread& operator=(const OneIntraOpThread&) = delete;
+
+ private:
+  int before_;
+};
+
+struct LaneOutcome {
+  std::optional<MicroBatchGradient> result;
+  std::exception_ptr error;
+};
+
+void run_job(const MicroBatchJob& job, std::int64_t index, LaneOutcome& out) {
+  try {
+    OneIntraOpThread one;
+    out.result = job(index, true);
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+}
+
+// Jobs [first, first + n) side by side: n - 1 new threads (carrying the caller's LibTorch thread-local
+// state, e.g. grad mode) and the calling thread.
+std::vector<LaneOutcome> run_wave(const MicroBatchJob& job, std::int64_t first, std::int64_t n) {
+  std::vector<LaneOutcome> outcomes(static_cast<std::size_t>(n));
+  const at::ThreadLocalState state;
+  std::vector<std::thread> lanes;
+  for (std::int64_t i = 1; i < n; ++i) {
+    lanes.emplace_back([&, i] {
+      at::ThreadLocalStateGuard guard(state);
+      run_job(job, first + i, outcomes[static_cast<std::size_t>(i)]);
+    });
+  }
+  run_job(job, first, outcomes[0]);
+  for (auto& lane : lanes) lane.join();
+  return outcomes;
+}
+
+// OpenBLAS at one thread while lanes run (each lane calls it on its own thread), then back.
+class OneBlasThread {
+ public:
+  explicit OneBlasThread(int restore) : restore_(restore) { set_blas_threads(1); }
+  ~OneBlasThread() { set_blas_threads(restore_); }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int restore_;
+};
+
+}  // namespace
+
+int micro_batch_lanes(int threads, std::int64_t micro_batches, const torch::Device& device) {
+  if (!device.is_cpu() || openmp_set_num_threads() == nullptr || threads < 2 || micro_batches < 2) return 1;
+  return static_cast<int>(std::min<std::int64_t>(threads, micro_batches));
+}
+
+void run_in_lanes(int lanes, int threads, std::int64_t count, const MicroBatchJob& job,
+                  const std::function<bool(std::int64_t, MicroBatchGradient&)>& consume) {
+  if (lanes < 2) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      auto result = job(i, false);
+      if (!consume(i, result)) return;
+    }
+    return;
+  }
+  for (std::int64_t first = 0; first < count; first += lanes) {
+    const auto n = std::min<std::int64_t>(lanes, count - first);
+    std::vector<LaneOutcome> outcomes;
+    {
+      OneBlasThread blas(threads);
+      outcomes = run_wave(job, first, n);
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto& outcome = outcomes[static_cast<std::size_t>(i)];
+      if (outcome.error) std::rethrow_exception(outcome.error);
+      if (!consume(first + i, *outcome.result)) return;
+    }
+  }
+}
+
+std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& model) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model.parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<torch::Tensor> backward_micro_batch(const torch::Tensor& objective,
+                                                const std::vector<torch::Tensor>& parameters, bool apart) {
+  if (!apart) {
+    objective.backward();
+    return {};
+  }
+  return torch::autograd::grad({objective}, parameters, /*grad_outputs=*/{}, /*retain_graph=*/false,
+                               /*create_graph=*/false, /*allow_unused=*/true);
+}
+
+void accumulate_gradients(const std::vector<torch::Tensor>& parameters, std::vector<torch::Tensor>& gradients) {
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < gradients.size(); ++i) {
+    auto& g = gradients[i];
+    if (!g.defined()) continue;
+    auto& grad = const_cast<torch::Tensor&>(parameters[i]).mutable_grad();
+    if (grad.defined())
+      grad.add_(g);
+    else
+      grad = g.detach();
+    g.reset();
+  }
+}
+
+}  // namespace k3lab::train
