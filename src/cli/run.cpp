@@ -115,8 +115,9 @@ void add_run_options(CLI::App* cmd, RunOptions& opt) {
                   "API experiments: client-side token rate limit, prompt estimate + output cap per send (overrides "
                   "transport.tokens_per_minute; recorded, shown as a deviation)");
   cmd->add_option("--threads", opt.threads,
-                  "Cores a training unit keeps busy: LibTorch's intra-op pool and the BLAS pool; API calls run one "
-                  "at a time (0: the cores the CPU affinity allows)")
+                  "Cores a training unit keeps busy: LibTorch's intra-op pool and the BLAS pool, or on the CPU a "
+                  "step's micro-batches side by side, one per core (the same result); API calls run one at a time "
+                  "(0: the cores the CPU affinity allows)")
       ->capture_default_str();
   cmd->add_option("--device", opt.device, "Training device: auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))

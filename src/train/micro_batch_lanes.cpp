@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -52,20 +54,84 @@ void run_job(const MicroBatchJob& job, std::int64_t index, LaneOutcome& out) {
   }
 }
 
-// Jobs [first, first + n) side by side: n - 1 new threads (carrying the caller's LibTorch thread-local
-// state, e.g. grad mode) and the calling thread.
+// The threads lanes 1, 2, ... run on, started on first use and kept for the process: a new thread's
+// first LibTorch query sets its OpenMP team from the process-wide count and re-creates LibTorch's shared
+// pthreadpool, which a kept thread does once. Never destroyed (the threads wait on the condition
+// variable until the process exits), so no exit-time order with LibTorch's own statics matters.
+class LaneThreads {
+ public:
+  static LaneThreads& instance() {
+    static auto* threads = new LaneThreads;
+    return *threads;
+  }
+
+  // Hands tasks[i] to kept thread i; wait() returns when every task has run. `tasks` must outlive it.
+  void start(const std::vector<std::function<void()>>& tasks) {
+    std::unique_lock lock(mutex_);
+    while (threads_.size() < tasks.size()) {
+      threads_.emplace_back([this, index = threads_.size()] { serve(index); });
+    }
+    // A new thread's first query re-creates the shared pthreadpool: let it happen before any lane runs.
+    done_.wait(lock, [&] { return ready_ == threads_.size(); });
+    tasks_ = &tasks;
+    pending_ = tasks.size();
+    ++generation_;
+    wake_.notify_all();
+  }
+
+  void wait() {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    tasks_ = nullptr;
+  }
+
+ private:
+  void serve(std::size_t index) {
+    at::get_num_threads();
+    std::uint64_t seen = 0;
+    std::unique_lock lock(mutex_);
+    ++ready_;
+    done_.notify_all();
+    for (;;) {
+      wake_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (tasks_ == nullptr || index >= tasks_->size()) continue;
+      const auto& task = (*tasks_)[index];
+      lock.unlock();
+      task();
+      lock.lock();
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::vector<std::function<void()>>* tasks_ = nullptr;
+  std::size_t ready_ = 0;  // threads past their first LibTorch query
+  std::size_t pending_ = 0;
+  std::uint64_t generation_ = 0;
+};
+
+// Jobs [first, first + n) side by side: the calling thread and n - 1 kept threads (carrying the
+// caller's LibTorch thread-local state, e.g. grad mode).
 std::vector<LaneOutcome> run_wave(const MicroBatchJob& job, std::int64_t first, std::int64_t n) {
   std::vector<LaneOutcome> outcomes(static_cast<std::size_t>(n));
   const at::ThreadLocalState state;
-  std::vector<std::thread> lanes;
+  std::vector<std::function<void()>> others;
   for (std::int64_t i = 1; i < n; ++i) {
-    lanes.emplace_back([&, i] {
+    others.emplace_back([&, i] {
       at::ThreadLocalStateGuard guard(state);
       run_job(job, first + i, outcomes[static_cast<std::size_t>(i)]);
     });
   }
+  // One step's lanes at a time in the process: the kept threads serve one wave at once.
+  static std::mutex one_wave;
+  const std::lock_guard wave(one_wave);
+  auto& threads = LaneThreads::instance();
+  threads.start(others);
   run_job(job, first, outcomes[0]);
-  for (auto& lane : lanes) lane.join();
+  threads.wait();
   return outcomes;
 }
 

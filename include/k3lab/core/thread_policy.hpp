@@ -5,7 +5,9 @@
 // workers spin only briefly, then sleep (OMP_WAIT_POLICY=passive with GOMP_SPINCOUNT=10000), because a
 // spinning LibTorch worker takes the core an OpenBLAS thread needs (measured 0.46x the tokens/s at 2
 // threads on 2 cores with the default spinning), while an immediately sleeping one makes every small
-// parallel operator pay a wake-up. The manifest, `bench` and `--version` show it.
+// parallel operator pay a wake-up. On the CPU the trainer gives the threads to a step's micro-batches
+// instead where it can (train/micro_batch_lanes.hpp): one micro-batch per thread, each with one intra-op
+// and one BLAS thread. The manifest, `bench` and `--version` show it.
 #include <optional>
 #include <string>
 
