@@ -164,30 +164,35 @@ start() {
   echo "export SLURM_CONF=$conf"
 }
 
-stop_pidfile() {
-  local pidfile="$1" program="$2" pid
-  alive "$pidfile" "$program" || {
+# TERM to every given daemon that this script started, then wait for all of them (up to 10 s, then
+# KILL): they shut down side by side, each in 1-2 s, instead of one after another.
+stop_pidfiles() {
+  local pids=() pidfile program pid
+  while (($# >= 2)); do
+    pidfile="$1" program="$2"
+    shift 2
+    if alive "$pidfile" "$program"; then
+      pid="$(cat "$pidfile")"
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
     rm -f "$pidfile"
-    return 0
-  }
-  pid="$(cat "$pidfile")"
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do
-    [ -d "/proc/$pid" ] || break
-    sleep 0.1
   done
-  if [ -d "/proc/$pid" ]; then
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$pidfile"
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do
+      [ -d "/proc/$pid" ] || break
+      sleep 0.1
+    done
+    if [ -d "/proc/$pid" ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
 }
 
 stop() {
   [ "$(id -u)" -eq 0 ] || die "run as root; e.g. sudo $0 stop"
-  stop_pidfile "$dir/slurmd.pid" slurmd
-  stop_pidfile "$dir/slurmctld.pid" slurmctld
   # Only the munged this script started (a system munged keeps running).
-  stop_pidfile "$dir/munged.pid" munged
+  stop_pidfiles "$dir/slurmd.pid" slurmd "$dir/slurmctld.pid" slurmctld "$dir/munged.pid" munged
   echo "slurm-local: stopped"
 }
 
