@@ -31,7 +31,8 @@ std::string version_text() {
                                       k3lab::build::kSourceDir;
   return std::string("k3lab ") + k3lab::build::kVersion + " (" + k3lab::build::kInfo + ")\nsource revision: " +
          revision_text + "\nthreads: " + std::to_string(threads.threads) + " by default (" + threads.source +
-         "; --threads sets LibTorch's and the BLAS pool; OMP_WAIT_POLICY for LibTorch runs and benchmarks: passive unless set)" +
+         "; --threads sets LibTorch's and the BLAS pool, or on the CPU how many of a step's micro-batches train "
+         "side by side; OMP_WAIT_POLICY for LibTorch runs and benchmarks: passive unless set)" +
          "\nanalysis: version " + k3lab::build::kAnalysisVersion + ", sources sha256 " + k3lab::build::kAnalysisSha256;
 }
 
