@@ -176,6 +176,60 @@ double median_of_sorted(const std::vector<double>& v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Options' peak_flops, else the H200's bf16 peak on a GPU; none on the CPU.
+std::optional<double> peak_flops(const nlohmann::json& options, const torch::Device& device) {
+  if (options.contains("peak_flops")) {
+    if (!options.at("peak_flops").is_number() || !(options.at("peak_flops").get<double>() > 0)) {
+      throw std::invalid_argument("bench option peak_flops: expected a positive number (FLOP/s), got " +
+                                  options.at("peak_flops").dump());
+    }
+    return options.at("peak_flops").get<double>();
+  }
+  if (device.is_cuda()) return kH200Bf16Matmul.flops_per_second;
+  return std::nullopt;
+}
+
+// One step's tokens and how the trainer would take them: micro-batches of equal rows, `lanes` at once.
+struct StepData {
+  torch::Tensor inputs;   // (micro_batches x rows, T)
+  torch::Tensor targets;  // (micro_batches x rows, T)
+  std::int64_t micro_batches = 1;
+  int lanes = 1;
+  int threads = 1;
+};
+
+// The trainer's kind of step (zero_grad; per micro-batch forward, cross-entropy, backward, side by side
+// where lanes > 1; AdamW), warmed up, then timed.
+StepTimes time_training_step(models::DecoderLM& model, const StepData& data, std::int64_t warmup, std::int64_t steps,
+                             const torch::Device& device) {
+  auto optimizer = make_optimizer(OptimizerSpec{}, *model);
+  const auto parameters = trainable_parameters(*model);
+  const std::int64_t rows = data.inputs.size(0) / data.micro_batches;
+  auto step = [&] {
+    optimizer->zero_grad();
+    run_in_lanes(
+        data.lanes, data.threads, data.micro_batches,
+        [&](std::int64_t i, bool apart) {
+          const auto inputs = data.inputs.slice(0, i * rows, (i + 1) * rows);    // (rows, T)
+          const auto targets = data.targets.slice(0, i * rows, (i + 1) * rows);  // (rows, T)
+          const auto logits = model->forward(inputs);                            // (rows, T, V)
+          const auto loss =
+              torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1})) /
+              static_cast<double>(data.micro_batches);
+          return MicroBatchGradient{loss.item<double>(), nullptr, backward_micro_batch(loss, parameters, apart)};
+        },
+        [&](std::int64_t, MicroBatchGradient& g) {
+          accumulate_gradients(parameters, g.gradients);
+          return true;
+        });
+    optimizer->step();
+  };
+  for (std::int64_t i = 0; i < warmup; ++i) step();
+  synchronize(device);
+  reset_peak_memory(device);
+  return time_steps(step, steps, device);
+}
+
 // What the numbers ran with: the thread pools and the allocator (core/allocator_policy.hpp).
 nlohmann::json run_settings(const nlohmann::json& thread_policy) {
   return {{"thread_policy", thread_policy}, {"allocator", core::allocator_policy().to_json()}};
@@ -301,16 +355,7 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
     const auto device = resolve_device(text(options, "device", "auto"));
     const int threads_used = thread_policy.at("threads").get<int>();
     const int lanes = micro_batch_lanes(threads_used, micro_batches, device);
-    std::optional<double> peak;
-    if (options.contains("peak_flops")) {
-      if (!options.at("peak_flops").is_number() || !(options.at("peak_flops").get<double>() > 0)) {
-        throw std::invalid_argument("bench option peak_flops: expected a positive number (FLOP/s), got " +
-                                    options.at("peak_flops").dump());
-      }
-      peak = options.at("peak_flops").get<double>();
-    }
-    else if (device.is_cuda())
-      peak = kH200Bf16Matmul.flops_per_second;
+    const auto peak = peak_flops(options, device);
     const auto benched = selected_arms(options, arms);
     std::vector<std::string> schedules;  // all checked before any arm runs
     for (const auto& arm : benched) schedules.push_back(arm_schedule(arm, L));
@@ -344,30 +389,8 @@ int run_train_bench(const nlohmann::json& options, std::ostream& out, const std:
       const auto config = bench_model_config(shape);
       models::DecoderLM model(config, 1);
       model->to(device);
-      auto optimizer = make_optimizer(OptimizerSpec{}, *model);
-      const auto parameters = trainable_parameters(*model);
-      auto step = [&] {
-        optimizer->zero_grad();
-        run_in_lanes(
-            lanes, threads_used, micro_batches,
-            [&](std::int64_t i, bool apart) {
-              const auto rows = inputs.slice(0, i * B, (i + 1) * B);   // (B, T)
-              const auto next = targets.slice(0, i * B, (i + 1) * B);  // (B, T)
-              const auto logits = model->forward(rows);                // (B, T, V)
-              const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, V}), next.reshape({-1})) /
-                                static_cast<double>(micro_batches);
-              return MicroBatchGradient{loss.item<double>(), nullptr, backward_micro_batch(loss, parameters, apart)};
-            },
-            [&](std::int64_t, MicroBatchGradient& g) {
-              accumulate_gradients(parameters, g.gradients);
-              return true;
-            });
-        optimizer->step();
-      };
-      for (std::int64_t i = 0; i < warmup; ++i) step();
-      synchronize(device);
-      reset_peak_memory(device);
-      const auto times = time_steps(step, steps, device);
+      const auto times =
+          time_training_step(model, {inputs, targets, micro_batches, lanes, threads_used}, warmup, steps, device);
       const double tokens_per_s = static_cast<double>(step_rows * T) / median_of_sorted(times.seconds);
       const double fpt = flops_per_token(config, T);
       nlohmann::json row = {{"arm", arm.name},
