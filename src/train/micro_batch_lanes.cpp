@@ -40,17 +40,14 @@ class OneIntraOpThread {
   int before_;
 };
 
-struct LaneOutcome {
-  std::optional<MicroBatchGradient> result;
-  std::exception_ptr error;
-};
-
-void run_job(const MicroBatchJob& job, std::int64_t index, LaneOutcome& out) {
+// Runs one lane's task with one intra-op thread; an exception is kept for the caller.
+std::exception_ptr run_task(const std::function<void(std::int64_t)>& task, std::int64_t index) {
   try {
     OneIntraOpThread one;
-    out.result = job(index, true);
+    task(index);
+    return nullptr;
   } catch (...) {
-    out.error = std::current_exception();
+    return std::current_exception();
   }
 }
 
@@ -113,26 +110,26 @@ class LaneThreads {
   std::uint64_t generation_ = 0;
 };
 
-// Jobs [first, first + n) side by side: the calling thread and n - 1 kept threads (carrying the
-// caller's LibTorch thread-local state, e.g. grad mode).
-std::vector<LaneOutcome> run_wave(const MicroBatchJob& job, std::int64_t first, std::int64_t n) {
-  std::vector<LaneOutcome> outcomes(static_cast<std::size_t>(n));
+// Tasks 0..n-1 side by side: the calling thread runs task 0, n - 1 kept threads the others (carrying the
+// caller's LibTorch thread-local state, e.g. grad mode). Each task's exception, or null.
+std::vector<std::exception_ptr> run_wave(const std::function<void(std::int64_t)>& task, std::int64_t n) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
   const at::ThreadLocalState state;
   std::vector<std::function<void()>> others;
   for (std::int64_t i = 1; i < n; ++i) {
     others.emplace_back([&, i] {
       at::ThreadLocalStateGuard guard(state);
-      run_job(job, first + i, outcomes[static_cast<std::size_t>(i)]);
+      errors[static_cast<std::size_t>(i)] = run_task(task, i);
     });
   }
-  // One step's lanes at a time in the process: the kept threads serve one wave at once.
+  // One wave at a time in the process: the kept threads serve one wave at once.
   static std::mutex one_wave;
   const std::lock_guard wave(one_wave);
   auto& threads = LaneThreads::instance();
   threads.start(others);
-  run_job(job, first, outcomes[0]);
+  errors[0] = run_task(task, 0);
   threads.wait();
-  return outcomes;
+  return errors;
 }
 
 // OpenBLAS at one thread while lanes run (each lane calls it on its own thread), then back.
@@ -154,6 +151,24 @@ int micro_batch_lanes(int threads, std::int64_t micro_batches, const torch::Devi
   return static_cast<int>(std::min<std::int64_t>(threads, micro_batches));
 }
 
+void run_side_by_side(int lanes, int threads, std::int64_t count, const std::function<void(std::int64_t)>& job) {
+  if (lanes < 2) {
+    for (std::int64_t i = 0; i < count; ++i) job(i);
+    return;
+  }
+  for (std::int64_t first = 0; first < count; first += lanes) {
+    const auto n = std::min<std::int64_t>(lanes, count - first);
+    std::vector<std::exception_ptr> errors;
+    {
+      OneBlasThread blas(threads);
+      errors = run_wave([&](std::int64_t i) { job(first + i); }, n);
+    }
+    for (const auto& error : errors) {
+      if (error) std::rethrow_exception(error);
+    }
+  }
+}
+
 void run_in_lanes(int lanes, int threads, std::int64_t count, const MicroBatchJob& job,
                   const std::function<bool(std::int64_t, MicroBatchGradient&)>& consume) {
   if (lanes < 2) {
@@ -165,15 +180,18 @@ void run_in_lanes(int lanes, int threads, std::int64_t count, const MicroBatchJo
   }
   for (std::int64_t first = 0; first < count; first += lanes) {
     const auto n = std::min<std::int64_t>(lanes, count - first);
-    std::vector<LaneOutcome> outcomes;
-    {
-      OneBlasThread blas(threads);
-      outcomes = run_wave(job, first, n);
-    }
+    std::vector<std::optional<MicroBatchGradient>> results(static_cast<std::size_t>(n));
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+    run_side_by_side(lanes, threads, n, [&](std::int64_t i) {
+      try {
+        results[static_cast<std::size_t>(i)] = job(first + i, true);
+      } catch (...) {
+        errors[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    });
     for (std::int64_t i = 0; i < n; ++i) {
-      auto& outcome = outcomes[static_cast<std::size_t>(i)];
-      if (outcome.error) std::rethrow_exception(outcome.error);
-      if (!consume(first + i, *outcome.result)) return;
+      if (errors[static_cast<std::size_t>(i)]) std::rethrow_exception(errors[static_cast<std::size_t>(i)]);
+      if (!consume(first + i, *results[static_cast<std::size_t>(i)])) return;
     }
   }
 }

@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include "k3lab/train/micro_batch_lanes.hpp"
+
 namespace k3lab::train {
 namespace {
 
@@ -29,6 +31,8 @@ void check_options(const MultipleChoiceOptions& options) {
     throw std::invalid_argument("multiple choice: max_length must be the model's context window (>= 2 tokens)");
   }
   if (options.batch_rows <= 0) throw std::invalid_argument("multiple choice: batch_rows must be positive");
+  if (options.threads <= 0)
+    throw std::invalid_argument("multiple choice: threads must be positive (1: one batch at a time)");
 }
 
 void check_tokens(const std::vector<std::int64_t>& tokens, std::int64_t vocab_size, std::size_t index,
@@ -174,14 +178,24 @@ MultipleChoiceResult score_multiple_choice(const LogitsFunction& model, std::spa
     result.items[i].label = items[i].label;
   }
   const auto rows = plan_rows(items, options.max_length);
+  const auto per_batch = static_cast<std::size_t>(options.batch_rows);
+  const auto batches = static_cast<std::int64_t>((rows.size() + per_batch - 1) / per_batch);
+  const auto batch_rows = [&](std::int64_t b) {
+    const auto begin = static_cast<std::size_t>(b) * per_batch;
+    return std::span<const ScoringRow>(rows).subspan(begin, std::min(rows.size() - begin, per_batch));
+  };
+  std::vector<std::vector<double>> sums(static_cast<std::size_t>(batches));
   torch::NoGradGuard no_grad;
-  for (std::size_t begin = 0; begin < rows.size(); begin += static_cast<std::size_t>(options.batch_rows)) {
-    const auto n = std::min(rows.size() - begin, static_cast<std::size_t>(options.batch_rows));
-    const auto batch = std::span<const ScoringRow>(rows).subspan(begin, n);
-    const auto sums = score_batch(model, items, batch, options);
-    for (std::size_t r = 0; r < n; ++r) {
+  const int lanes = micro_batch_lanes(options.threads, batches, options.device);
+  run_side_by_side(lanes, options.threads, batches, [&](std::int64_t b) {
+    sums[static_cast<std::size_t>(b)] = score_batch(model, items, batch_rows(b), options);
+  });
+  for (std::int64_t b = 0; b < batches; ++b) {
+    const auto batch = batch_rows(b);
+    for (std::size_t r = 0; r < batch.size(); ++r) {
       auto& item = result.items[static_cast<std::size_t>(batch[r].item)];
-      item.candidates[static_cast<std::size_t>(batch[r].candidate)] = {sums[r], batch[r].ending_tokens};
+      item.candidates[static_cast<std::size_t>(batch[r].candidate)] = {sums[static_cast<std::size_t>(b)][r],
+                                                                       batch[r].ending_tokens};
       item.truncated = item.truncated || batch[r].dropped > 0;
     }
   }

@@ -8,6 +8,7 @@
 
 #include "k3lab/train/data_order.hpp"
 #include "k3lab/train/device.hpp"
+#include "k3lab/train/micro_batch_lanes.hpp"
 
 namespace k3lab::train {
 
@@ -79,8 +80,12 @@ double validation_loss(models::DecoderLM& model, const Dataset& data, std::int64
                        std::int64_t tokens, std::int64_t micro_batch_rows, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   const std::int64_t rows = tokens / sequence_length;
-  double total = 0.0;
-  for (std::int64_t first = 0; first < rows; first += micro_batch_rows) {
+  const std::int64_t batches = (rows + micro_batch_rows - 1) / micro_batch_rows;
+  std::vector<double> sums(static_cast<std::size_t>(batches), 0.0);
+  // Micro-batches side by side on the CPU (the decoder's forward is reentrant), summed in order.
+  const int threads = at::get_num_threads();
+  run_side_by_side(micro_batch_lanes(threads, batches, device), threads, batches, [&](std::int64_t b) {
+    const std::int64_t first = b * micro_batch_rows;
     const std::int64_t n = std::min(micro_batch_rows, rows - first);
     const auto batch = validation_batch(data.validation, sequence_length, first, n, data.vocab_size);
     const auto inputs = token_tensor(batch.inputs, n, sequence_length, device);
@@ -89,8 +94,10 @@ double validation_loss(models::DecoderLM& model, const Dataset& data, std::int64
     const auto loss = torch::nn::functional::cross_entropy(
         logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32), targets.reshape({-1}),
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    total += loss.item<double>();
-  }
+    sums[static_cast<std::size_t>(b)] = loss.item<double>();
+  });
+  double total = 0.0;
+  for (double sum : sums) total += sum;
   return total / static_cast<double>(rows * sequence_length);
 }
 

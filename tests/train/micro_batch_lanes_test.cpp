@@ -66,7 +66,9 @@ TEST(MicroBatchLanes, AWavesJobsOverlapEachOnOneIntraOpThreadAndThePoolsComeBack
   EXPECT_EQ(consumed, (std::vector<std::int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(at::get_num_threads(), 2);
   const auto blas = set_blas_threads(2);
-  if (blas.is_number()) EXPECT_EQ(blas, 2);
+  if (blas.is_number()) {
+    EXPECT_EQ(blas, 2);
+  }
 }
 
 TEST(MicroBatchLanes, TheFirstFailureInJobOrderIsRethrownAndLaterWavesDoNotRun) {
@@ -120,7 +122,8 @@ TEST(MicroBatchLanes, ATrainedRunWithTwoLanesEqualsTheOneThreadRunBitwise) {
   ASSERT_EQ(b.status, TrainResult::Status::Completed) << b.detail;
   EXPECT_EQ(a.lanes, 1);
   EXPECT_EQ(b.lanes, 2);
-  EXPECT_EQ(a.state.losses, b.state.losses);  // doubles compared exactly
+  EXPECT_EQ(a.state.losses, b.state.losses);            // doubles compared exactly
+  EXPECT_EQ(a.state.evaluations, b.state.evaluations);  // validation loss: its micro-batches side by side too
   const auto pa = a.model->parameters(), pb = b.model->parameters();
   ASSERT_EQ(pa.size(), pb.size());
   for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;

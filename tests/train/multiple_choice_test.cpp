@@ -1,12 +1,16 @@
 // Multiple-choice scoring against independent references: a model with fixed logits (a bigram table
 // plus a position bias) whose candidate log-likelihoods a double loop recomputes from the same
-// formulas, hand-computed values for a uniform model, batch-size invariance (bit for bit), padding
-// that must not reach a score, left truncation, and one error per malformed input.
+// formulas, hand-computed values for a uniform model, batch-size invariance (bit for bit), batches side by side (bit
+// for bit), padding that must not reach a score, left truncation, and one error per malformed input.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <mutex>
 #include <numeric>
+#include <set>
+#include <thread>
 
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include "k3lab/core/rng.hpp"
@@ -252,6 +256,47 @@ TEST(MultipleChoice, DecoderLmScoresDoNotDependOnTheBatch) {
       EXPECT_EQ(other.items[i].chosen_norm, one.items[i].chosen_norm);
     }
   }
+}
+
+// Batches side by side (options.threads): every batch on a lane thread with one intra-op thread, the
+// scores bit for bit those of one batch at a time on one thread.
+TEST(MultipleChoice, BatchesSideBySideScoreBitForBitAsOneAtATime) {
+  auto config = testing::tiny_model();
+  config.vocab_size = kVocab;
+  models::DecoderLM model(config, 7);
+  model->eval();
+  std::mutex mutex;
+  std::set<std::thread::id> callers;
+  std::set<int> intra_op_threads;
+  const LogitsFunction logits = [&](const torch::Tensor& tokens) {
+    {
+      const std::lock_guard lock(mutex);
+      callers.insert(std::this_thread::get_id());
+      intra_op_threads.insert(at::get_num_threads());
+    }
+    return model->forward(tokens);
+  };
+  const auto items = random_items(20, 41);
+  at::set_num_threads(1);
+  const auto one = score_multiple_choice(logits, items, options_with(4));
+  EXPECT_EQ(callers.size(), 1u);
+  callers.clear();
+  intra_op_threads.clear();
+  at::set_num_threads(2);
+  auto options = options_with(4);
+  options.threads = 2;
+  const auto side_by_side = score_multiple_choice(logits, items, options);
+  EXPECT_EQ(callers.size(), 2u) << "two lanes score the batches";
+  EXPECT_EQ(intra_op_threads, std::set<int>{1});
+  EXPECT_EQ(at::get_num_threads(), 2);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    for (std::size_t k = 0; k < items[i].endings.size(); ++k) {
+      EXPECT_EQ(side_by_side.items[i].candidates[k].log_likelihood, one.items[i].candidates[k].log_likelihood)
+          << "item " << i << " candidate " << k;
+    }
+  }
+  options.threads = 0;
+  EXPECT_THROW(score_multiple_choice(logits, items, options), std::invalid_argument);
 }
 
 void expect_invalid(const std::vector<MultipleChoiceItem>& items, const MultipleChoiceOptions& options,

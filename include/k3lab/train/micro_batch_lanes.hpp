@@ -11,7 +11,8 @@
 // (with one intra-op thread, as at --threads 1) and added to the parameters' gradients in micro-batch
 // order, the order and arithmetic of sequential accumulation. Lanes run only where that holds: on the
 // CPU, with the OpenMP runtime LibTorch uses (its thread count is per calling thread), for tasks whose
-// loss() may run concurrently (TrainingTask::loss_is_reentrant).
+// loss() may run concurrently (TrainingTask::loss_is_reentrant). Evaluation work made of independent
+// batches (multiple-choice scoring) runs side by side the same way (run_side_by_side).
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -26,6 +27,13 @@ namespace k3lab::train {
 // one per micro-batch, 1 on a GPU or without a per-thread OpenMP runtime.
 int micro_batch_lanes(int threads, std::int64_t micro_batches, const torch::Device& device);
 
+// Runs job(i) for i in [0, count) `lanes` at a time, each lane on its own thread (the calling thread is
+// lane 0, kept threads the others) with one intra-op and one BLAS thread; the pools are back at `threads`
+// afterwards. lanes < 2: one after another on the calling thread, the pools untouched. The first
+// exception in index order is rethrown after its wave. For work whose results do not depend on the
+// thread count of an operator: e.g. scoring batches of a multiple-choice suite.
+void run_side_by_side(int lanes, int threads, std::int64_t count, const std::function<void(std::int64_t)>& job);
+
 // What one micro-batch gave back: its loss value and its gradient for each trainable parameter (in the
 // order of `parameters`; undefined where the loss does not reach it).
 struct MicroBatchGradient {
@@ -34,9 +42,8 @@ struct MicroBatchGradient {
   std::vector<torch::Tensor> gradients;
 };
 
-// Runs jobs 0..count-1 on `lanes` threads in waves of `lanes` jobs (the calling thread is lane 0), each
-// lane with one intra-op and one BLAS thread; restores the pools to `threads` afterwards. A job's second
-// argument says whether its gradient must be kept apart (gradients_of, lanes > 1) or may go straight
+// A step's micro-batches through run_side_by_side, in waves of `lanes` jobs. A job's second
+// argument says whether its gradient must be kept apart (backward_micro_batch, lanes > 1) or may go straight
 // into .grad (backward(), one lane: no second copy of the gradients). `consume` gets every result on the
 // calling thread in job order, one wave at a time (so at most `lanes` gradients are alive), and may
 // return false to stop before the next wave. The first exception in job order is rethrown after its wave.

@@ -42,6 +42,10 @@ struct MultipleChoiceOptions {
   std::int64_t max_length = 0;   // longest input row the model takes (its context window)
   std::int64_t batch_rows = 16;  // candidate rows per forward
   torch::Device device = torch::kCPU;
+  // Batches scored side by side on the CPU, one per thread (train/micro_batch_lanes.hpp), up to this
+  // many; 1: one batch at a time. More than 1 only for a model function that may run on several
+  // threads at once. The scores do not depend on it.
+  int threads = 1;
 };
 
 struct CandidateScore {

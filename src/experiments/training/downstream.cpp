@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <ATen/Parallel.h>
+
 #include "k3lab/experiments/training/training_unit.hpp"
 #include "k3lab/train/multiple_choice.hpp"
 
@@ -21,6 +23,7 @@ std::optional<nlohmann::json> DownstreamProbe::evaluate(train::EvalContext& cont
   options.max_length = sequence_length_;
   options.batch_rows = spec_.batch_rows;
   options.device = context.device;
+  options.threads = at::get_num_threads();  // the decoder's forward is reentrant: batches side by side
   auto& model = context.model;
   const auto result = train::score_multiple_choice(
       [&model](const torch::Tensor& tokens) { return model->forward(tokens); }, suite_.items, options);
