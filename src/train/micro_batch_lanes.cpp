@@ -27,6 +27,14 @@ SetThreads openmp_set_num_threads() {
   return set;
 }
 
+// LibTorch's intra-op pool is OpenMP's (another backend ignores the per-thread setting), and the
+// runtime is loaded.
+bool per_thread_intra_op() {
+  static const bool openmp = openmp_set_num_threads() != nullptr &&
+                             at::get_parallel_info().find("parallel backend: OpenMP") != std::string::npos;
+  return openmp;
+}
+
 // One intra-op thread on the calling thread for the guard's lifetime. LibTorch sets a thread's OpenMP
 // team size lazily from the process-wide count on its first query, so query first, then override.
 class OneIntraOpThread {
@@ -147,7 +155,7 @@ class OneBlasThread {
 }  // namespace
 
 int micro_batch_lanes(int threads, std::int64_t micro_batches, const torch::Device& device) {
-  if (!device.is_cpu() || openmp_set_num_threads() == nullptr || threads < 2 || micro_batches < 2) return 1;
+  if (!device.is_cpu() || threads < 2 || micro_batches < 2 || !per_thread_intra_op()) return 1;
   return static_cast<int>(std::min<std::int64_t>(threads, micro_batches));
 }
 
