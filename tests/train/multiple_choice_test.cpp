@@ -277,6 +277,7 @@ TEST(MultipleChoice, BatchesSideBySideScoreBitForBitAsOneAtATime) {
     return model->forward(tokens);
   };
   const auto items = random_items(20, 41);
+  const int threads_before = at::get_num_threads();
   at::set_num_threads(1);
   const auto one = score_multiple_choice(logits, items, options_with(4));
   EXPECT_EQ(callers.size(), 1u);
@@ -297,6 +298,7 @@ TEST(MultipleChoice, BatchesSideBySideScoreBitForBitAsOneAtATime) {
   }
   options.threads = 0;
   EXPECT_THROW(score_multiple_choice(logits, items, options), std::invalid_argument);
+  at::set_num_threads(threads_before);
 }
 
 void expect_invalid(const std::vector<MultipleChoiceItem>& items, const MultipleChoiceOptions& options,
