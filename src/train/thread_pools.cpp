@@ -27,8 +27,9 @@ void set_interop_once() {
 }  // namespace
 
 nlohmann::json set_blas_threads(int threads) {
-  const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  const auto get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  // Looked up once: micro-batch lanes switch the pool around every wave of a step.
+  static const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  static const auto get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
   if (!set || !get) return "not OpenBLAS";
   set(threads);
   return get();
