@@ -209,6 +209,19 @@ TEST(Process, AMissingProgramSaysHowToGetOne) {
   }
 }
 
+TEST(Process, K3labGetsThePassiveOpenMpPolicyUnlessTheTestSetsOrUnsetsIt) {
+  const auto added = with_passive_openmp({});
+  EXPECT_EQ(added.env.at("OMP_WAIT_POLICY"), "PASSIVE");
+  EXPECT_EQ(added.env.at("GOMP_SPINCOUNT"), "10000");
+  ProcessOptions own;
+  own.env = {{"OMP_WAIT_POLICY", std::nullopt}, {"GOMP_SPINCOUNT", "500"}, {"K3LAB_X", "y"}};
+  const auto kept = with_passive_openmp(own);
+  EXPECT_FALSE(kept.env.at("OMP_WAIT_POLICY").has_value());
+  EXPECT_EQ(kept.env.at("GOMP_SPINCOUNT"), "500");
+  EXPECT_EQ(kept.env.at("K3LAB_X"), "y");
+  EXPECT_EQ(kept.env.size(), 3u);
+}
+
 TEST(Process, TheBinaryCanBeOverriddenFromTheEnvironment) {
   const char* old = std::getenv("K3LAB_BINARY");
   const std::string saved = old ? old : "";

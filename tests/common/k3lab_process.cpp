@@ -106,8 +106,14 @@ ProcessResult run_program(const std::filesystem::path& program, const std::vecto
   return result;
 }
 
+ProcessOptions with_passive_openmp(ProcessOptions options) {
+  options.env.emplace("OMP_WAIT_POLICY", "PASSIVE");  // emplace: a test's own value, or its unset, stays
+  options.env.emplace("GOMP_SPINCOUNT", "10000");
+  return options;
+}
+
 ProcessResult run_k3lab(const std::vector<std::string>& args, const ProcessOptions& options) {
-  return run_program(k3lab_binary(), args, options);
+  return run_program(k3lab_binary(), args, with_passive_openmp(options));
 }
 
 std::string command_line(const std::vector<std::string>& args) {

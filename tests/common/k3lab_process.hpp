@@ -34,7 +34,13 @@ std::filesystem::path k3lab_binary();
 ProcessResult run_program(const std::filesystem::path& program, const std::vector<std::string>& args,
                           const ProcessOptions& options = {});
 
-// Runs `k3lab_binary() args...`.
+// `options` with OMP_WAIT_POLICY=PASSIVE and GOMP_SPINCOUNT=10000 unless it sets or unsets them: the
+// policy that `run` and `bench` otherwise restart themselves with (core/thread_policy.cpp), recorded the
+// same, without loading LibTorch a second time (about 0.5 s of each training start). Tests of the restart
+// itself unset OMP_WAIT_POLICY (ThreadPolicyCli, SignalDuringStartUp).
+ProcessOptions with_passive_openmp(ProcessOptions options);
+
+// Runs `k3lab_binary() args...` with_passive_openmp(options).
 ProcessResult run_k3lab(const std::vector<std::string>& args, const ProcessOptions& options = {});
 
 // "k3lab run x --profile smoke": the arguments as one line, for failure messages.

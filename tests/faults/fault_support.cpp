@@ -100,7 +100,7 @@ const FaultExperiment& training_experiment() {
 void PrintTo(const FaultExperiment& experiment, std::ostream* out) { *out << experiment.id; }
 
 ProcessOptions fault_environment(const std::filesystem::path& cwd) {
-  auto options = hermetic(cwd);
+  auto options = with_passive_openmp(hermetic(cwd));
   options.env["K3LAB_LEASE_SECONDS"] = std::nullopt;
   return options;
 }

@@ -27,7 +27,8 @@ const FaultExperiment& simulator_experiment();
 const FaultExperiment& training_experiment();
 void PrintTo(const FaultExperiment& experiment, std::ostream* out);
 
-// The environment of tests/smoke (protocols of this checkout, no endpoint or launcher variables), in `cwd`.
+// The environment of tests/smoke (protocols of this checkout, no endpoint or launcher variables) with the
+// passive OpenMP policy (common/k3lab_process.hpp), in `cwd`.
 ProcessOptions fault_environment(const std::filesystem::path& cwd);
 
 // Runs `k3lab args...` with RLIMIT_FSIZE set to `limit_bytes` (rounded down to KiB) and SIGXFSZ ignored,
