@@ -5,14 +5,19 @@ option(K3LAB_SLOW_TESTS "Also register tests labelled slow (not in CI)" OFF)
 option(K3LAB_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 # Compiles each target's sources in a few large translation units: LibTorch's headers and inline code are
 # compiled once per 16 files instead of once per file, which cuts a clean build on 2 cores by about a
-# third (docs/benchmarks.md, "Build time"). On by default because a clean build is what CI and a new user
-# run; the "dev" preset turns it off for incremental work (one edited file recompiles alone). Errors still
-# name the original file and line.
+# third (docs/benchmarks.md, "Build time"; one unit per target instead measured no faster). On by default
+# because a clean build is what CI and a new user run; the "dev" preset turns it off for incremental work
+# (one edited file recompiles alone). Errors still name the original file and line.
 option(K3LAB_UNITY_BUILD "Unity (jumbo) build of every target" ON)
 if(K3LAB_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
 endif()
+# Release compiles at -O2, the level Debian builds its packages with, instead of CMake's -O3: the same
+# IEEE arithmetic (no -ffast-math either way, so every recorded number is unchanged; the smoke ledgers
+# are compared with the committed ones), the heavy arithmetic is LibTorch's own, and -O3 cost 7-20% more
+# compile time per unit (7-35% measured on single units; docs/benchmarks.md, "Build and CI time").
+string(REPLACE "-O3" "-O2" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
 # Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
 # about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with
 # the libraries fast (the linker keeps one copy of each inline function, often the test's). The code

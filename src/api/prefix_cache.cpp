@@ -9,7 +9,8 @@ namespace {
 
 constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ull;
 
-std::uint64_t mix(std::uint64_t x) {
+// splitmix64's finaliser (no increment): spreads every input bit over the whole word.
+std::uint64_t finalize64(std::uint64_t x) {
   x ^= x >> 30;
   x *= 0xBF58476D1CE4E5B9ull;
   x ^= x >> 27;
@@ -20,19 +21,19 @@ std::uint64_t mix(std::uint64_t x) {
 }  // namespace
 
 std::uint64_t hash64(std::string_view bytes, std::uint64_t seed) {
-  std::uint64_t h = mix(seed ^ (bytes.size() * kMul));
+  std::uint64_t h = finalize64(seed ^ (bytes.size() * kMul));
   const char* p = bytes.data();
   std::size_t n = bytes.size();
   for (; n >= 8; p += 8, n -= 8) {
     std::uint64_t w;
     std::memcpy(&w, p, 8);
-    h = (h ^ mix(w)) * kMul;
+    h = (h ^ finalize64(w)) * kMul;
     h ^= h >> 29;
   }
   std::uint64_t tail = 0;
   std::memcpy(&tail, p, n);
-  h = (h ^ mix(tail ^ (static_cast<std::uint64_t>(n) << 56))) * kMul;
-  return mix(h);
+  h = (h ^ finalize64(tail ^ (static_cast<std::uint64_t>(n) << 56))) * kMul;
+  return finalize64(h);
 }
 
 PrefixCache::PrefixCache(std::size_t block_bytes, std::size_t max_blocks)

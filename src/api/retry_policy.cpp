@@ -8,7 +8,7 @@ namespace k3lab::api {
 namespace {
 
 // splitmix64: a well-mixed 64-bit hash, so neighbouring keys draw unrelated jitter.
-std::uint64_t mix(std::uint64_t x) {
+std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
@@ -17,7 +17,7 @@ std::uint64_t mix(std::uint64_t x) {
 
 // A uniform draw in [0, 1) from the key triple.
 double unit_draw(std::uint64_t seed, std::uint64_t key, int sends) {
-  const std::uint64_t h = mix(mix(mix(seed) ^ key) ^ static_cast<std::uint64_t>(sends));
+  const std::uint64_t h = splitmix64(splitmix64(splitmix64(seed) ^ key) ^ static_cast<std::uint64_t>(sends));
   return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 

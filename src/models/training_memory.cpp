@@ -14,7 +14,7 @@ namespace k3lab::models {
 namespace {
 
 constexpr std::int64_t kFloat = 4;  // every arm trains in float32
-constexpr std::int64_t kSubChunk = 16;  // kda_chunkwise.cpp's intra-chunk sub-block
+constexpr std::int64_t kKdaSubChunk = 16;  // kda_chunkwise.cpp's intra-chunk sub-block
 
 // Per-token element counts, split by the kind of memory `plan` prints.
 struct Saved {
@@ -76,7 +76,7 @@ Saved mla_layer(const MlaConfig& m, std::int64_t T) {
 // diagonal sub-blocks and their exponentials (4), and for the off-diagonal rows the decayed rows
 // ((nsub - 1) / nsub, twice) and the decayed earlier keys ((nsub - 1) / 2, twice).
 double intra_scores_units(std::int64_t chunk) {
-  const double nsub = static_cast<double>(chunk / std::min(kSubChunk, chunk));
+  const double nsub = static_cast<double>(chunk / std::min(kKdaSubChunk, chunk));
   return 4.0 + 2.0 * (nsub - 1.0) / nsub + (nsub - 1.0);
 }
 

@@ -1,5 +1,6 @@
 #include "k3lab/train/distributed.hpp"
 
+#include "k3lab/core/broken_pipe.hpp"
 #include "k3lab/train/device.hpp"
 
 #include <algorithm>
@@ -63,6 +64,7 @@ DistributedContext::DistributedContext(const LaunchEnvironment& environment, con
     throw std::invalid_argument("data-parallel training supports cpu and cuda devices only");
   }
 
+  core::survive_broken_pipes();  // a peer dying mid-send must fail the collective, not kill this rank
   try {
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(environment_.master_port);
