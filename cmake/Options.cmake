@@ -15,8 +15,8 @@ if(K3LAB_UNITY_BUILD)
 endif()
 # Release compiles at -O2, the level Debian builds its packages with, instead of CMake's -O3: the same
 # IEEE arithmetic (no -ffast-math either way, so every recorded number is unchanged; the smoke ledgers
-# are compared with the committed ones), the heavy arithmetic is LibTorch's own, and -O3 cost 7-20% more
-# compile time per unit (7-35% measured on single units; docs/benchmarks.md, "Build and CI time").
+# are compared with the committed ones), the heavy arithmetic is LibTorch's own, and -O3 cost 4-20% more
+# compile time per unit (measured on single units; docs/benchmarks.md, "Build and CI time").
 string(REPLACE "-O3" "-O2" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
 # Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
 # about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with

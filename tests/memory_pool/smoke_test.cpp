@@ -4,13 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "common/files.hpp"
+#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/experiments/experiment.hpp"
-#include "memory_pool/memory_pool_experiment.hpp"
 #include "k3lab/experiments/report_builder.hpp"
 #include "k3lab/experiments/runner.hpp"
 #include "k3lab/report/page.hpp"
-#include "common/temp_dir.hpp"
+#include "memory_pool/memory_pool_experiment.hpp"
 
 namespace k3lab::experiments {
 namespace {
@@ -19,9 +20,6 @@ namespace {
 experiments::Catalog one_module_catalog() {
   return {{"memory-pool"}, [](const std::string&) { return memory_pool::make_experiment(); }};
 }
-
-
-const std::filesystem::path kRoot = K3LAB_SOURCE_DIR;
 
 TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   const k3lab::testing::TempDir tmp("k3lab-memory-pool-smoke");
@@ -33,7 +31,7 @@ TEST(MemoryPoolSmoke, RunsTheSmokeProfileAndRendersItsPage) {
   request.unfrozen = true;
   request.fresh = true;
   request.experiment_factory = [] { return memory_pool::make_experiment(); };
-  request.protocol_file = kRoot / "experiments/memory-pool.json";
+  request.protocol_file = k3lab::testing::source_dir() / "experiments/memory-pool.json";
   const RunSummary summary = run_experiment(request);
   ASSERT_EQ(summary.exit_code, kExitOk) << summary.message;
   // 9 calibration, 27 decision, 9 ratio-sensitivity and 6 compaction-sensitivity units.

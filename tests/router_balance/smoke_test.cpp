@@ -2,11 +2,10 @@
 // the report page from the ledger alone.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <set>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/ledger.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "k3lab/core/run_dir.hpp"
@@ -19,24 +18,12 @@
 namespace k3lab::experiments::router_balance {
 namespace {
 
-struct TempDir {
-  TempDir() : path(std::filesystem::temp_directory_path() / ("k3lab-router-balance-smoke-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::filesystem::path path;
-};
-
 TEST(RouterBalanceSmoke, TrainsEveryArmAndSeedThroughTheScheduleAndReports) {
-  TempDir runs;
+  testing::TempDir runs("k3lab-router-balance-smoke");
   RunRequest request;
   request.experiment_id = "router-balance";
   request.profile = "smoke";
-  request.runs_root = runs.path;
+  request.runs_root = runs.path();
   request.unfrozen = true;
   request.options = {{"device", "cpu"}};
   request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/router-balance.json";
@@ -88,14 +75,14 @@ TEST(RouterBalanceSmoke, TrainsEveryArmAndSeedThroughTheScheduleAndReports) {
 }
 
 TEST(RouterBalanceSmoke, AMissingDatasetStopsTheRunBeforeAnyRecord) {
-  TempDir dir;
+  testing::TempDir dir("k3lab-router-balance-smoke");
   RunRequest request;
   request.experiment_id = "router-balance";
   request.profile = "smoke";
-  request.runs_root = dir.path / "runs";
+  request.runs_root = dir.path() / "runs";
   request.unfrozen = true;
   request.set_overrides = {"data.dataset=\"fineweb-edu-sample-10BT\"", "data.tokenizer=\"gpt2\""};
-  request.options = {{"device", "cpu"}, {"data_dir", (dir.path / "data").string()}};
+  request.options = {{"device", "cpu"}, {"data_dir", (dir.path() / "data").string()}};
   request.protocol_file = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/router-balance.json";
   request.experiment_factory = make_experiment;
   const auto summary = run_experiment(request);

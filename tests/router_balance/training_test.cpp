@@ -2,12 +2,11 @@
 // continues from its checkpoint to exactly the records (and routing artifact) of an uninterrupted one.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <fstream>
 #include <sstream>
 
+#include "common/temp_dir.hpp"
 #include "k3lab/core/protocol.hpp"
 #include "router_balance/moe_model.hpp"
 #include "router_balance/parameters.hpp"
@@ -18,20 +17,6 @@ namespace k3lab::experiments::router_balance {
 namespace {
 
 const std::filesystem::path kProtocolFile = std::filesystem::path(K3LAB_SOURCE_DIR) / "experiments/router-balance.json";
-
-struct TempDir {
-  explicit TempDir(const std::string& tag)
-      : path(std::filesystem::temp_directory_path() /
-             ("k3lab-router-balance-" + tag + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::filesystem::path path;
-};
 
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -75,37 +60,37 @@ TEST(RouterBalanceTraining, KeepsAboutFiftyCheckpointsPerRun) {
 }
 
 TEST(RouterBalanceTraining, AStoppedUnitContinuesFromItsCheckpointToTheSameRecords) {
-  TempDir straight_dir("straight"), stopped_dir("stopped");
-  const auto straight = run_unit_in(straight_dir.path);
+  testing::TempDir straight_dir("k3lab-router-balance-straight"), stopped_dir("k3lab-router-balance-stopped");
+  const auto straight = run_unit_in(straight_dir.path());
   ASSERT_EQ(straight.kind, UnitOutcome::Kind::Result) << straight.data.dump();
-  EXPECT_THROW(run_unit_in(stopped_dir.path, 0.5), std::runtime_error);  // interrupted: the runner leaves it open
-  const auto resumed = run_unit_in(stopped_dir.path);
+  EXPECT_THROW(run_unit_in(stopped_dir.path(), 0.5), std::runtime_error);  // interrupted: the runner leaves it open
+  const auto resumed = run_unit_in(stopped_dir.path());
   ASSERT_EQ(resumed.kind, UnitOutcome::Kind::Result) << resumed.data.dump();
   const auto p = parse_parameters(smoke_parameters());
   EXPECT_EQ(resumed.timing.at("training").at("resumed_from_step"), p.total_updates() / 2);
   EXPECT_EQ(resumed.data, straight.data);  // bitwise: losses, logged routing, metrics, oscillation
   const auto artifact = resumed.data.at("routing_artifact").get<std::string>();
-  EXPECT_EQ(read_text(stopped_dir.path / artifact), read_text(straight_dir.path / artifact));
+  EXPECT_EQ(read_text(stopped_dir.path() / artifact), read_text(straight_dir.path() / artifact));
 }
 
 TEST(RouterBalanceTraining, AKilledRunCutsTheRoutingLogBackToItsCheckpointAndResumesBitwise) {
   const auto p = parse_parameters(smoke_parameters());
-  TempDir dir("killed");
+  testing::TempDir dir("k3lab-router-balance-killed");
   auto config = loop_config(p, {{"device", "cpu"}, {"threads", 1}}, {});
   config.eval_interval_tokens = 5 * p.batch_tokens;  // checkpoints at updates 5 and 10 only
   const auto control = control_of_arm("quantile-balancing");
   const auto data = train::load_dataset({p.dataset, p.tokenizer, p.model.vocab_size, {}});
 
-  MoeProxyTask straight(p, control, 5101, dir.path / "straight.jsonl");
+  MoeProxyTask straight(p, control, 5101, dir.path() / "straight.jsonl");
   const auto reference = train::train_task(straight, config, data);
   ASSERT_EQ(reference.status, train::TrainResult::Status::Completed) << reference.detail;
 
-  config.checkpoint_dir = dir.path / "ckpt";
-  MoeProxyTask killed(p, control, 5101, dir.path / "resumed.jsonl");
+  config.checkpoint_dir = dir.path() / "ckpt";
+  MoeProxyTask killed(p, control, 5101, dir.path() / "resumed.jsonl");
   train::LoopHooks crash;
   crash.crash_after_step = [](std::int64_t step) { return step == 8; };  // 3 updates past the checkpoint
   ASSERT_EQ(train::train_task(killed, config, data, crash).status, train::TrainResult::Status::Interrupted);
-  MoeProxyTask resumed(p, control, 5101, dir.path / "resumed.jsonl");
+  MoeProxyTask resumed(p, control, 5101, dir.path() / "resumed.jsonl");
   const auto result = train::train_task(resumed, config, data);
   ASSERT_EQ(result.status, train::TrainResult::Status::Completed) << result.detail;
   EXPECT_EQ(*result.resumed_from_step, 5);
@@ -114,7 +99,7 @@ TEST(RouterBalanceTraining, AKilledRunCutsTheRoutingLogBackToItsCheckpointAndRes
   EXPECT_EQ(resumed.oscillation().mean_abs_change(), straight.oscillation().mean_abs_change());
   EXPECT_EQ(resumed.oscillation().sign_flip_fraction(), straight.oscillation().sign_flip_fraction());
   EXPECT_EQ(resumed.oscillation().changes(), straight.oscillation().changes());
-  EXPECT_EQ(read_text(dir.path / "resumed.jsonl"), read_text(dir.path / "straight.jsonl"));
+  EXPECT_EQ(read_text(dir.path() / "resumed.jsonl"), read_text(dir.path() / "straight.jsonl"));
 }
 
 }  // namespace
