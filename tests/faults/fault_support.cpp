@@ -100,7 +100,7 @@ const FaultExperiment& training_experiment() {
 void PrintTo(const FaultExperiment& experiment, std::ostream* out) { *out << experiment.id; }
 
 ProcessOptions fault_environment(const std::filesystem::path& cwd) {
-  auto options = with_passive_openmp(hermetic(cwd));
+  auto options = hermetic(cwd);
   options.env["K3LAB_LEASE_SECONDS"] = std::nullopt;
   return options;
 }
@@ -109,7 +109,8 @@ ProcessResult run_k3lab_with_file_size_limit(const std::vector<std::string>& arg
                                              const ProcessOptions& options) {
   return run_program(
       "/bin/bash",
-      with_binary({"-c", kFileSizeLimitScript, "file-size-limit", std::to_string(limit_bytes / 1024)}, args), options);
+      with_binary({"-c", kFileSizeLimitScript, "file-size-limit", std::to_string(limit_bytes / 1024)}, args),
+      with_passive_openmp(options));
 }
 
 ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, StopClock clock, double term_after_s,
@@ -119,7 +120,7 @@ ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, StopClock 
                      with_binary({"-c", kStopScript, "stop", clock_word, seconds(term_after_s),
                                   std::to_string(std::lround(kill_after_s * 1000))},
                                  args),
-                     options);
+                     with_passive_openmp(options));
 }
 
 RunDirSizes run_dir_sizes(const std::filesystem::path& run_dir) {

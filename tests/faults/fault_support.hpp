@@ -27,12 +27,12 @@ const FaultExperiment& simulator_experiment();
 const FaultExperiment& training_experiment();
 void PrintTo(const FaultExperiment& experiment, std::ostream* out);
 
-// The environment of tests/smoke (protocols of this checkout, no endpoint or launcher variables) with the
-// passive OpenMP policy (common/k3lab_process.hpp), in `cwd`.
+// The environment of tests/smoke (protocols of this checkout, no endpoint or launcher variables), in `cwd`.
 ProcessOptions fault_environment(const std::filesystem::path& cwd);
 
 // Runs `k3lab args...` with RLIMIT_FSIZE set to `limit_bytes` (rounded down to KiB) and SIGXFSZ ignored,
-// both set in the child before exec, so a write past the limit fails with EFBIG.
+// both set in the child before exec, so a write past the limit fails with EFBIG. Like run_k3lab, with
+// with_passive_openmp(options).
 ProcessResult run_k3lab_with_file_size_limit(const std::vector<std::string>& args, std::uintmax_t limit_bytes,
                                              const ProcessOptions& options);
 
@@ -41,8 +41,8 @@ ProcessResult run_k3lab_with_file_size_limit(const std::vector<std::string>& arg
 enum class StopClock { kFromHandler, kFromExec };
 
 // Runs `k3lab args...` and, once `clock` starts, waits `term_after_s`, sends SIGTERM, waits `kill_after_s`
-// more and sends SIGKILL. Returns the exit code as a shell reports it: 0 or k3lab's own code, 128 + n for
-// signal n.
+// more and sends SIGKILL (with_passive_openmp(options), like run_k3lab). Returns the exit code as a shell
+// reports it: 0 or k3lab's own code, 128 + n for signal n.
 ProcessResult run_k3lab_stopped(const std::vector<std::string>& args, StopClock clock, double term_after_s,
                                 double kill_after_s, const ProcessOptions& options);
 
