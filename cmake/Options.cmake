@@ -18,11 +18,27 @@ endif()
 # are compared with the committed ones), the heavy arithmetic is LibTorch's own, and -O3 cost 4-20% more
 # compile time per unit (measured on single units; docs/benchmarks.md, "Build and CI time").
 string(REPLACE "-O3" "-O2" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
+# The build type's optimisation flag (the last -O in its flags; empty when it has none).
+string(TOUPPER "${CMAKE_BUILD_TYPE}" k3lab_build_type)
+string(REGEX MATCHALL "-O[0-9a-z]*" k3lab_build_type_levels "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${k3lab_build_type}}")
+set(K3LAB_BUILD_LEVEL "")
+if(k3lab_build_type_levels)
+  list(POP_BACK k3lab_build_type_levels K3LAB_BUILD_LEVEL)
+endif()
+# When the build type optimises at -O2 or -O3, k3lab's own code compiles at -O1 except the targets whose
+# own loops are their run time (k3lab_numeric_target: the kernels' host paths, the simulator, the
+# tokeniser), which keep the build type's level. Elsewhere the time goes to LibTorch, the network and
+# the disk: -O1 changed no smoke run's or report's wall time beyond noise and takes 25-30% less time to
+# compile (docs/benchmarks.md, "Session 17"). -O1, like -O2, never reorders floating-point arithmetic.
+set(K3LAB_CODE_LEVEL "${K3LAB_BUILD_LEVEL}")
+if(K3LAB_BUILD_LEVEL MATCHES "^-O[23]$")
+  set(K3LAB_CODE_LEVEL "-O1")
+endif()
 # Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
 # about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with
 # the libraries fast (the linker keeps one copy of each inline function, often the test's). The code
-# under test keeps the build type's optimisation. Measured in docs/benchmarks.md, "Build and CI time".
-option(K3LAB_OPTIMIZE_TESTS "Compile test code with the build type's optimisation instead of -O1" OFF)
+# under test keeps its own level (above). Measured in docs/benchmarks.md, "Build and CI time".
+option(K3LAB_OPTIMIZE_TESTS "Compile test code at the level of the code it tests instead of -O1" OFF)
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
 # coverage so the fuzzer can steer into the parsers.
@@ -49,12 +65,30 @@ function(k3lab_target_defaults target)
      AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict -Wno-maybe-uninitialized>)
   endif()
+  if(NOT K3LAB_CODE_LEVEL STREQUAL K3LAB_BUILD_LEVEL)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_CODE_LEVEL}>)
+  endif()
   if(K3LAB_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
   if(K3LAB_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=${K3LAB_SANITIZE} -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=${K3LAB_SANITIZE})
+  endif()
+endfunction()
+
+# k3lab_numeric_target(<target>): <target>'s own loops are its run time, so it keeps the build type's
+# optimisation (after k3lab_target_defaults). It must not reuse the precompiled LibTorch header, which is
+# built at K3LAB_CODE_LEVEL: GCC does not support mixing levels and crashed when tried.
+function(k3lab_numeric_target target)
+  get_target_property(reused ${target} PRECOMPILE_HEADERS_REUSE_FROM)
+  if(reused)
+    message(FATAL_ERROR "${target} reuses the precompiled header of ${reused}, which is built at ${K3LAB_CODE_LEVEL}: "
+                        "keep LibTorch code out of numeric targets (cmake/Options.cmake)")
+  endif()
+  set_target_properties(${target} PROPERTIES K3LAB_NUMERIC ON)
+  if(K3LAB_BUILD_LEVEL AND NOT K3LAB_CODE_LEVEL STREQUAL K3LAB_BUILD_LEVEL)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_BUILD_LEVEL}>)
   endif()
 endfunction()
 
