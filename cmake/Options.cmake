@@ -34,11 +34,16 @@ set(K3LAB_CODE_LEVEL "${K3LAB_BUILD_LEVEL}")
 if(K3LAB_BUILD_LEVEL MATCHES "^-O[23]$")
   set(K3LAB_CODE_LEVEL "-O1")
 endif()
-# Test code (test binaries, their helpers, the distributed-training worker) compiles at -O1 by default:
-# about as fast to compile as -O0 and, unlike -O0, it keeps the template code a test binary shares with
-# the libraries fast (the linker keeps one copy of each inline function, often the test's). The code
-# under test keeps its own level (above). Measured in docs/benchmarks.md, "Build and CI time".
-option(K3LAB_OPTIMIZE_TESTS "Compile test code at the level of the code it tests instead of -O1" OFF)
+# Test code (test binaries, their helpers, the distributed-training worker) compiles at -Og by default:
+# it compiles 20% faster than -O1 (test objects 381 CPU-s against 475) and, unlike -O0, it keeps the
+# template code a test binary shares with the libraries fast (the linker keeps one copy of each inline
+# function, often the test's; at -O0 the unit tests ran six times slower, at -Og as fast as at -O1). The
+# code under test keeps its own level (above). Measured in docs/benchmarks.md, "Build and CI time".
+option(K3LAB_OPTIMIZE_TESTS "Compile test code at the level of the code it tests instead of -Og" OFF)
+set(K3LAB_TEST_LEVEL "-Og")
+if(K3LAB_OPTIMIZE_TESTS)
+  set(K3LAB_TEST_LEVEL "${K3LAB_CODE_LEVEL}")
+endif()
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
 # coverage so the fuzzer can steer into the parsers.
@@ -92,11 +97,11 @@ function(k3lab_numeric_target target)
   endif()
 endfunction()
 
-# k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at -O1 unless
-# K3LAB_OPTIMIZE_TESTS (GCC takes the last -O on the command line, after the build type's).
+# k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at K3LAB_TEST_LEVEL (GCC
+# takes the last -O on the command line, after the build type's).
 function(k3lab_test_target_defaults target)
   k3lab_target_defaults(${target})
-  if(NOT K3LAB_OPTIMIZE_TESTS)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
+  if(K3LAB_TEST_LEVEL AND NOT K3LAB_TEST_LEVEL STREQUAL K3LAB_CODE_LEVEL)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_TEST_LEVEL}>)
   endif()
 endfunction()

@@ -1,8 +1,8 @@
 # Precompiled <torch/torch.h>: torch/torch.h dominates compile time on a 2-core machine, and per-target
-# copies rebuilt it 13 times. One header, built once and reused by every target that includes LibTorch
-# (a second one for test code in a -O0 build, below). Targets that reuse a header must compile with its
-# owner's flags (k3lab_target_defaults or k3lab_test_target_defaults give them those); -Winvalid-pch makes
-# a silently rejected header visible.
+# copies rebuilt it 13 times. One header, built once and reused by every library that includes LibTorch,
+# and one for test code when it compiles at another level (below). Targets that reuse a header must
+# compile with its owner's flags (k3lab_target_defaults or k3lab_test_target_defaults give them those);
+# -Winvalid-pch makes a silently rejected header visible.
 
 # k3lab_add_torch_pch(<owner>): a library whose only job is to own a precompiled <torch/torch.h>; the
 # caller gives it the flags of the targets that will reuse it.
@@ -33,14 +33,13 @@ function(k3lab_use_torch_pch target)
   k3lab_reuse_torch_pch(${target} k3lab_torch_pch)
 endfunction()
 
-# Test code compiles at -O1 unless K3LAB_OPTIMIZE_TESTS (cmake/Options.cmake). In an optimised build the
-# libraries compile at -O1 too and both share one header. Otherwise (a -O0 Debug build) test code gets a
-# header precompiled with its own flags: GCC does not support a header built at another level (it
-# refuses -O0 against -O1 and crashed on -O1 against -O2), and a -O3 header in a -O1 unit was slower
-# (one test unit, situ_qat_tests: -O3 with the shared header 28.9 s; -O1 with its own 20.4 s, without
-# any 32.5 s).
+# Test code compiles at K3LAB_TEST_LEVEL (-Og unless K3LAB_OPTIMIZE_TESTS; cmake/Options.cmake). When that
+# differs from the libraries' level, test code gets a header precompiled with its own flags: GCC does not
+# support a header built at another level (it refuses -O0 against -O1 and crashed on -O1 against -O2),
+# and a -O3 header in a -O1 unit was slower (one test unit, situ_qat_tests: -O3 with the shared header
+# 28.9 s; -O1 with its own 20.4 s, without any 32.5 s).
 set(k3lab_test_torch_pch k3lab_torch_pch)
-if(K3LAB_BUILD_TESTS AND NOT K3LAB_OPTIMIZE_TESTS AND NOT K3LAB_CODE_LEVEL STREQUAL "-O1")
+if(K3LAB_BUILD_TESTS AND NOT K3LAB_TEST_LEVEL STREQUAL K3LAB_CODE_LEVEL)
   set(k3lab_test_torch_pch k3lab_torch_test_pch)
   k3lab_add_torch_pch(k3lab_torch_test_pch)
   k3lab_test_target_defaults(k3lab_torch_test_pch)
