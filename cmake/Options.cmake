@@ -13,14 +13,15 @@ if(K3LAB_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
 endif()
-# Release compiles at -O2, the level Debian builds its packages with, instead of CMake's -O3: the same
+# Release's level is -O2, the level Debian builds its packages with, instead of CMake's -O3: the same
 # IEEE arithmetic (no -ffast-math either way, so every recorded number is unchanged; the smoke ledgers
 # are compared with the committed ones), the heavy arithmetic is LibTorch's own, and -O3 cost 4-20% more
 # compile time per unit (measured on single units; docs/benchmarks.md, "Build and CI time").
 string(REPLACE "-O3" "-O2" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
 # The build type's optimisation flag (the last -O in its flags; empty when it has none).
 string(TOUPPER "${CMAKE_BUILD_TYPE}" k3lab_build_type)
-string(REGEX MATCHALL "-O[0-9a-z]*" k3lab_build_type_levels "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${k3lab_build_type}}")
+string(REGEX MATCHALL "-O[0-9a-z]*" k3lab_build_type_levels
+       "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${k3lab_build_type}}")
 set(K3LAB_BUILD_LEVEL "")
 if(k3lab_build_type_levels)
   list(POP_BACK k3lab_build_type_levels K3LAB_BUILD_LEVEL)
