@@ -22,6 +22,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+source scripts/bench-binary.sh
 binary=build/k3lab
 only=""
 while [[ $# -gt 0 ]]; do
@@ -32,15 +33,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-if [[ ! -x "$binary" ]]; then
-  echo "no k3lab binary at $binary: build it (cmake --build build --target k3lab) or pass --binary" >&2
-  exit 2
-fi
-if [[ ! -x /usr/bin/time ]]; then
-  echo "/usr/bin/time is missing: apt-get install time" >&2
-  exit 2
-fi
-binary=$(realpath "$binary")
+binary=$(bench_binary "$binary")
 work=${WORK_DIR:-$(mktemp -d -t k3lab-bench-memory-XXXXXX)}
 mkdir -p "$work"
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$work"' EXIT

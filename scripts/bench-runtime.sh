@@ -14,6 +14,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+source scripts/bench-binary.sh
 binary=build/k3lab
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -22,15 +23,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-if [[ ! -x "$binary" ]]; then
-  echo "no k3lab binary at $binary: build it (cmake --build build --target k3lab) or pass --binary" >&2
-  exit 2
-fi
-if [[ ! -x /usr/bin/time ]]; then
-  echo "/usr/bin/time is missing: apt-get install time" >&2
-  exit 2
-fi
-binary=$(realpath "$binary")
+binary=$(bench_binary "$binary")
 work=$(mktemp -d -t k3lab-bench-runtime-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # The embedded mock, whatever the caller's shell points at; OpenMP as run's restart would set it.
