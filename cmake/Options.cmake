@@ -85,16 +85,23 @@ endfunction()
 
 # k3lab_numeric_target(<target>): <target>'s own loops are its run time, so it keeps the build type's
 # optimisation (after k3lab_target_defaults). It must not reuse the precompiled LibTorch header, which is
-# built at K3LAB_CODE_LEVEL: GCC does not support mixing levels and crashed when tried.
+# built at K3LAB_CODE_LEVEL: GCC does not support mixing levels and crashed when tried. The check runs
+# when the whole tree is configured, so it holds whichever of the two calls comes first.
 function(k3lab_numeric_target target)
-  get_target_property(reused ${target} PRECOMPILE_HEADERS_REUSE_FROM)
-  if(reused)
-    message(FATAL_ERROR "${target} reuses the precompiled header of ${reused}, which is built at ${K3LAB_CODE_LEVEL}: "
-                        "keep LibTorch code out of numeric targets (cmake/Options.cmake)")
-  endif()
-  set_target_properties(${target} PROPERTIES K3LAB_NUMERIC ON)
   if(K3LAB_BUILD_LEVEL AND NOT K3LAB_CODE_LEVEL STREQUAL K3LAB_BUILD_LEVEL)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_BUILD_LEVEL}>)
+  endif()
+  # A deferred call expands its arguments when it runs, so the target's name is written into it now.
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL k3lab_check_numeric_target [[${target}]])")
+endfunction()
+
+function(k3lab_check_numeric_target target)
+  get_target_property(reused ${target} PRECOMPILE_HEADERS_REUSE_FROM)
+  if(reused)
+    message(FATAL_ERROR "${target} is a numeric target (its own optimisation level) but reuses the precompiled "
+                        "header of ${reused}, built at ${K3LAB_CODE_LEVEL}: keep LibTorch code out of numeric "
+                        "targets (cmake/Options.cmake, k3lab_numeric_target)")
   endif()
 endfunction()
 

@@ -25,11 +25,6 @@ k3lab_target_defaults(k3lab_torch_pch)
 
 # k3lab_use_torch_pch(<target>): compile a library against the shared precompiled <torch/torch.h>.
 function(k3lab_use_torch_pch target)
-  get_target_property(numeric ${target} K3LAB_NUMERIC)
-  if(numeric)
-    message(FATAL_ERROR "${target} is a numeric target (its own optimisation level): it cannot reuse the "
-                        "precompiled LibTorch header (cmake/Options.cmake, k3lab_numeric_target)")
-  endif()
   k3lab_reuse_torch_pch(${target} k3lab_torch_pch)
 endfunction()
 
