@@ -38,13 +38,19 @@ endif()
 # Test code (test binaries, their helpers, the distributed-training worker) compiles at -Og by default:
 # it compiles 20% faster than -O1 (test objects 381 CPU-s against 475) and, unlike -O0, it keeps the
 # template code a test binary shares with the libraries fast (the linker keeps one copy of each inline
-# function, often the test's; at -O0 the unit tests ran six times slower, at -Og as fast as at -O1). The
-# code under test keeps its own level (above). Measured in docs/benchmarks.md, "Build and CI time".
-option(K3LAB_OPTIMIZE_TESTS "Compile test code at the level of the code it tests instead of -Og" OFF)
+# function, often the test's; at -O0 the unit tests ran six times slower, at -Og as fast as at -O1).
+# Measured in docs/benchmarks.md, "Build and CI time".
+option(K3LAB_OPTIMIZE_TESTS "Compile test code and LibTorch code at the other libraries' level, not -Og" OFF)
 set(K3LAB_TEST_LEVEL "-Og")
 if(K3LAB_OPTIMIZE_TESTS)
   set(K3LAB_TEST_LEVEL "${K3LAB_CODE_LEVEL}")
 endif()
+# Code that includes LibTorch (cmake/TorchPch.cmake) compiles at the test code's level, libraries and tests
+# alike: its run time is LibTorch's own, and one precompiled <torch/torch.h> then serves both (GCC needs
+# the header built at the level of the units that load it). The torch-free libraries, where the ledger,
+# the report and the API client spend their time, keep K3LAB_CODE_LEVEL: at -Og they ran 10-15% slower
+# (docs/benchmarks.md, "Session 18").
+set(K3LAB_TORCH_LEVEL "${K3LAB_TEST_LEVEL}")
 set(K3LAB_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. address,undefined (empty: none)")
 # libFuzzer builds of fuzz/targets (scripts/fuzz.sh); needs clang. Every library is instrumented for
 # coverage so the fuzzer can steer into the parsers.
@@ -71,9 +77,12 @@ function(k3lab_target_defaults target)
      AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict -Wno-maybe-uninitialized>)
   endif()
-  if(NOT K3LAB_CODE_LEVEL STREQUAL K3LAB_BUILD_LEVEL)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_CODE_LEVEL}>)
-  endif()
+  # The target's optimisation level (property K3LAB_LEVEL, after the build type's flags: GCC takes the last
+  # -O): K3LAB_CODE_LEVEL unless a later call sets another (k3lab_test_target_defaults,
+  # k3lab_numeric_target, k3lab_use_torch_pch), whatever the order of the calls.
+  set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_CODE_LEVEL}")
+  target_compile_options(${target} PRIVATE
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:K3LAB_LEVEL>>>:$<TARGET_PROPERTY:K3LAB_LEVEL>>)
   if(K3LAB_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
@@ -84,13 +93,11 @@ function(k3lab_target_defaults target)
 endfunction()
 
 # k3lab_numeric_target(<target>): <target>'s own loops are its run time, so it keeps the build type's
-# optimisation (after k3lab_target_defaults). It must not reuse the precompiled LibTorch header, which is
-# built at K3LAB_CODE_LEVEL: GCC does not support mixing levels and crashed when tried. The check runs
+# optimisation (with k3lab_target_defaults). It must not reuse the precompiled LibTorch header, which is
+# built at K3LAB_TORCH_LEVEL: GCC does not support mixing levels and crashed when tried. The check runs
 # when the whole tree is configured, so it holds whichever of the two calls comes first.
 function(k3lab_numeric_target target)
-  if(K3LAB_BUILD_LEVEL AND NOT K3LAB_CODE_LEVEL STREQUAL K3LAB_BUILD_LEVEL)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_BUILD_LEVEL}>)
-  endif()
+  set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_BUILD_LEVEL}")
   # A deferred call expands its arguments when it runs, so the target's name is written into it now.
   cmake_language(EVAL CODE
     "cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]] CALL k3lab_check_numeric_target [[${target}]])")
@@ -100,16 +107,13 @@ function(k3lab_check_numeric_target target)
   get_target_property(reused ${target} PRECOMPILE_HEADERS_REUSE_FROM)
   if(reused)
     message(FATAL_ERROR "${target} is a numeric target (its own optimisation level) but reuses the precompiled "
-                        "header of ${reused}, built at ${K3LAB_CODE_LEVEL}: keep LibTorch code out of numeric "
+                        "header of ${reused}, built at ${K3LAB_TORCH_LEVEL}: keep LibTorch code out of numeric "
                         "targets (cmake/Options.cmake, k3lab_numeric_target)")
   endif()
 endfunction()
 
-# k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at K3LAB_TEST_LEVEL (GCC
-# takes the last -O on the command line, after the build type's).
+# k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at K3LAB_TEST_LEVEL.
 function(k3lab_test_target_defaults target)
   k3lab_target_defaults(${target})
-  if(K3LAB_TEST_LEVEL AND NOT K3LAB_TEST_LEVEL STREQUAL K3LAB_CODE_LEVEL)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${K3LAB_TEST_LEVEL}>)
-  endif()
+  set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_TEST_LEVEL}")
 endfunction()
