@@ -26,6 +26,71 @@ using namespace k3lab;
 using namespace k3lab::slurm_testing;
 using namespace std::chrono_literals;
 
+// First in the file, so first in its ctest lane (gtest's order is the file's; ctest keeps it when no timing
+// history says otherwise, and with history this test is the lane's longest, which ctest starts first):
+// it mostly waits on the distributed timeout, which overlaps the other lanes' work, and the tests below,
+// which keep both cores busy, then run with less beside them.
+// A hung data-parallel rank (SIGSTOP) ends its task within the distributed timeout plus srun's --wait:
+// rank 0 notes the rank failure and exits 1, --kill-on-bad-exit=1 ends the step, the unit stays pending
+// (no failure record), and the same submission again finishes it.
+TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
+  if (const auto why = cannot_start_cluster(true)) GTEST_SKIP() << *why;
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
+  Workdir w;
+  constexpr int kDistTimeout = 20;
+  w.env["K3LAB_DIST_TIMEOUT"] = std::to_string(kDistTimeout);
+  LocalSlurm slurm;
+  ASSERT_TRUE(slurm.ok()) << slurm.log();
+  w.env["SLURM_CONF"] = slurm.conf().string();
+  // Long enough (200 steps) that the stop lands mid-training.
+  const std::vector<std::string> submit = {
+      "run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--set", "token_budget=25600", "--set",
+      "eval_interval_tokens=6400", "--set", "downstream.at_tokens=[25600]", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
+      "--executor", "slurm", "--slurm-opt", "ntasks=2"};
+  const auto first = w.k3lab(submit);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const std::string job = job_id_of(first.out);
+  ASSERT_FALSE(job.empty()) << first.out;
+  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs", "hybrid-attention").at(0).path;
+  const std::string worker = exec::task_worker_name(job, exec::read_job_records(run_dir).at(0).tasks.at(0).index);
+
+  pid_t stopped = 0;
+  for (const auto deadline = std::chrono::steady_clock::now() + 120s; !stopped && std::chrono::steady_clock::now() < deadline;) {
+    bool attempted = false;
+    for (const auto& r : core::read_ledger(run_dir).records) attempted |= r.value("kind", "") == "attempt";
+    if (attempted) {
+      std::this_thread::sleep_for(3s);  // into training
+      const pid_t rank1 = k3lab_rank_process(worker, 1);
+      if (rank1 > 0 && ::kill(rank1, SIGSTOP) == 0) stopped = rank1;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_NE(stopped, 0) << "rank 1 of " << worker << " was not found while training";
+  const auto stopped_at = std::chrono::steady_clock::now();
+  const bool ended = w.wait_until_ended(job, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 60));
+  ::kill(stopped, SIGCONT);  // harmless when Slurm has killed it
+  ASSERT_TRUE(ended) << "the task with a stopped rank did not end";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 30));
+
+  const auto status = w.k3lab({"status", run_dir.string(), "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  const auto s = nlohmann::json::parse(status.out);
+  EXPECT_EQ(s["counts"]["failed"], 0);
+  EXPECT_EQ(s["counts"]["result"], 0);
+  bool rank_failure = false;
+  for (const auto& r : core::read_ledger(run_dir).records) rank_failure |= r.value("note", "") == "rank-failure";
+  EXPECT_TRUE(rank_failure);
+
+  const auto second = w.k3lab(submit);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  const std::string job2 = job_id_of(second.out);
+  ASSERT_FALSE(job2.empty()) << second.out;
+  ASSERT_TRUE(w.wait_until_ended(job2, 240s)) << "job " << job2 << " did not end";
+  const auto records = terminal(run_dir);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["kind"], "result");
+}
+
 TEST(SlurmCluster, KilledShardTaskResubmittedEqualsOneProcessRun) {
   if (const auto why = cannot_start_cluster()) GTEST_SKIP() << *why;
   Workdir w;
@@ -171,65 +236,3 @@ TEST(SlurmCluster, DataParallelTaskTrainsOneUnitOnTwoRanks) {
     EXPECT_EQ(entry.path().filename().string().find("rank-"), std::string::npos) << "a rank wrote " << entry.path();
   }
 }
-
-// A hung data-parallel rank (SIGSTOP) ends its task within the distributed timeout plus srun's --wait:
-// rank 0 notes the rank failure and exits 1, --kill-on-bad-exit=1 ends the step, the unit stays pending
-// (no failure record), and the same submission again finishes it.
-TEST(SlurmCluster, AStoppedRankEndsItsTaskAndTheUnitCompletesOnResubmission) {
-  if (const auto why = cannot_start_cluster(true)) GTEST_SKIP() << *why;
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "two ranks need two CPUs on the one-node cluster";
-  Workdir w;
-  constexpr int kDistTimeout = 20;
-  w.env["K3LAB_DIST_TIMEOUT"] = std::to_string(kDistTimeout);
-  LocalSlurm slurm;
-  ASSERT_TRUE(slurm.ok()) << slurm.log();
-  w.env["SLURM_CONF"] = slurm.conf().string();
-  // Long enough (200 steps) that the stop lands mid-training.
-  const std::vector<std::string> submit = {
-      "run", "hybrid-attention", "--profile", "smoke", "--unfrozen", "--set", "token_budget=25600", "--set",
-      "eval_interval_tokens=6400", "--set", "downstream.at_tokens=[25600]", "--unit", "arm=all-kda/seed=3101", "--threads", "1", "--out", "runs",
-      "--executor", "slurm", "--slurm-opt", "ntasks=2"};
-  const auto first = w.k3lab(submit);
-  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  const std::string job = job_id_of(first.out);
-  ASSERT_FALSE(job.empty()) << first.out;
-  const auto run_dir = core::list_run_dirs(w.dir.path() / "runs", "hybrid-attention").at(0).path;
-  const std::string worker = exec::task_worker_name(job, exec::read_job_records(run_dir).at(0).tasks.at(0).index);
-
-  pid_t stopped = 0;
-  for (const auto deadline = std::chrono::steady_clock::now() + 120s; !stopped && std::chrono::steady_clock::now() < deadline;) {
-    bool attempted = false;
-    for (const auto& r : core::read_ledger(run_dir).records) attempted |= r.value("kind", "") == "attempt";
-    if (attempted) {
-      std::this_thread::sleep_for(3s);  // into training
-      const pid_t rank1 = k3lab_rank_process(worker, 1);
-      if (rank1 > 0 && ::kill(rank1, SIGSTOP) == 0) stopped = rank1;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_NE(stopped, 0) << "rank 1 of " << worker << " was not found while training";
-  const auto stopped_at = std::chrono::steady_clock::now();
-  const bool ended = w.wait_until_ended(job, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 60));
-  ::kill(stopped, SIGCONT);  // harmless when Slurm has killed it
-  ASSERT_TRUE(ended) << "the task with a stopped rank did not end";
-  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(kDistTimeout + exec::kRankExitWaitSeconds + 30));
-
-  const auto status = w.k3lab({"status", run_dir.string(), "--json"});
-  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
-  const auto s = nlohmann::json::parse(status.out);
-  EXPECT_EQ(s["counts"]["failed"], 0);
-  EXPECT_EQ(s["counts"]["result"], 0);
-  bool rank_failure = false;
-  for (const auto& r : core::read_ledger(run_dir).records) rank_failure |= r.value("note", "") == "rank-failure";
-  EXPECT_TRUE(rank_failure);
-
-  const auto second = w.k3lab(submit);
-  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
-  const std::string job2 = job_id_of(second.out);
-  ASSERT_FALSE(job2.empty()) << second.out;
-  ASSERT_TRUE(w.wait_until_ended(job2, 240s)) << "job " << job2 << " did not end";
-  const auto records = terminal(run_dir);
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0]["kind"], "result");
-}
-
