@@ -5,7 +5,8 @@
 # has ended, and `ctest -R <lane test>` runs it at once. The names of discovered gtest cases exist only
 # when ctest reads the files gtest_discover_tests wrote, so the DEPENDS are set by a script that ctest
 # reads after every directory's tests (the last directory's TEST_INCLUDE_FILES; ctest reads directories
-# in order and keeps variables from one to the next).
+# in order and keeps variables from one to the next). tests/common/test_lanes_test.cpp reads the schedule
+# back from ctest and fails on a test the lanes do not wait for.
 
 # k3lab_lane_tests(<name>...): tests added with add_test that run in a lane.
 function(k3lab_lane_tests)
