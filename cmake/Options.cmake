@@ -26,11 +26,12 @@ set(K3LAB_BUILD_LEVEL "")
 if(k3lab_build_type_levels)
   list(POP_BACK k3lab_build_type_levels K3LAB_BUILD_LEVEL)
 endif()
-# When the build type optimises at -O2 or -O3, k3lab's own code compiles at -O1 except the targets whose
-# own loops are their run time (k3lab_numeric_target: the kernels' host paths, the simulator, the
-# tokeniser), which keep the build type's level. Elsewhere the time goes to LibTorch, the network and
-# the disk: -O1 changed no smoke run's or report's wall time beyond noise and takes 25-30% less time to
-# compile (docs/benchmarks.md, "Session 17"). -O1, like -O2, never reorders floating-point arithmetic.
+# When the build type optimises at -O2 or -O3, k3lab's own code compiles at -O1 (code that includes
+# LibTorch at K3LAB_TORCH_LEVEL, below) except the targets whose own loops are their run time
+# (k3lab_numeric_target: the kernels' host paths, the simulator, the tokeniser), which keep the build
+# type's level. Elsewhere the time goes to LibTorch, the network and the disk: -O1 changed no smoke run's
+# or report's wall time beyond noise and takes 25-30% less time to compile (docs/benchmarks.md, "Session
+# 17"). -O1, like -O2, never reorders floating-point arithmetic.
 set(K3LAB_CODE_LEVEL "${K3LAB_BUILD_LEVEL}")
 if(K3LAB_BUILD_LEVEL MATCHES "^-O[23]$")
   set(K3LAB_CODE_LEVEL "-O1")
