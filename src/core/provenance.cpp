@@ -31,6 +31,21 @@ std::string capture(const std::string& command) {
   return out;
 }
 
+// The calendar fields of the whole second that `time` falls in, in UTC.
+std::tm utc_fields(std::chrono::system_clock::time_point time) {
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(time.time_since_epoch());
+  const std::time_t t = static_cast<std::time_t>(seconds.count());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return tm;
+}
+
+std::string format_fields(const std::tm& tm, const char* format) {
+  char text[64];
+  std::strftime(text, sizeof text, format, &tm);
+  return text;
+}
+
 }  // namespace
 
 SourceRevision source_revision(const std::filesystem::path& inside_tree, const std::filesystem::path& not_code) {
@@ -48,27 +63,21 @@ SourceRevision source_revision(const std::filesystem::path& inside_tree, const s
 
 std::string format_utc(std::chrono::system_clock::time_point time) {
   const auto since_epoch = time.time_since_epoch();
-  const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
-  const std::time_t t = static_cast<std::time_t>(seconds.count());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-  return text;
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          since_epoch - std::chrono::floor<std::chrono::seconds>(since_epoch))
+                          .count();
+  char fraction[8];
+  std::snprintf(fraction, sizeof fraction, ".%03dZ", static_cast<int>(millis));
+  return format_fields(utc_fields(time), "%Y-%m-%dT%H:%M:%S") + fraction;
+}
+
+std::string format_utc_seconds(std::chrono::system_clock::time_point time) {
+  return format_fields(utc_fields(time), "%Y-%m-%dT%H:%M:%SZ");
 }
 
 std::string utc_now_iso() { return format_utc(std::chrono::system_clock::now()); }
 
-std::string utc_now_compact() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &tm);
-  return text;
-}
+std::string utc_now_compact() { return format_fields(utc_fields(std::chrono::system_clock::now()), "%Y%m%d-%H%M%S"); }
 
 std::string host_name() {
   char name[256] = {0};

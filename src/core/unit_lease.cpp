@@ -66,12 +66,8 @@ double system_seconds() {
 }
 
 std::string iso_of(double seconds) {
-  const auto t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return format_utc_seconds(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds))));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "k3lab/core/allocator_policy.hpp"
 #include "k3lab/core/hardware_fingerprint.hpp"
+#include "k3lab/core/provenance.hpp"
 #include "k3lab/core/rng.hpp"
 #include "k3lab/models/decoder_lm.hpp"
 #include "k3lab/models/layer_schedule.hpp"
@@ -246,7 +247,7 @@ std::string device_description(const torch::Device& device) {
 }
 
 void append_records(const std::filesystem::path& file, const nlohmann::json& report, const torch::Device& device) {
-  const auto date = utc_now_iso8601();
+  const auto date = core::format_utc_seconds(std::chrono::system_clock::now());
   const auto where = device_description(device);
   for (const auto& row : report.at("arms")) {
     ThroughputRecord record;

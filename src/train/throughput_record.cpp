@@ -1,7 +1,5 @@
 #include "k3lab/train/throughput_record.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -154,15 +152,6 @@ std::optional<ThroughputRecord> match_throughput_record(const std::vector<Throug
     if (!best || r.date >= best->date) best = r;
   }
   return best;
-}
-
-std::string utc_now_iso8601() {
-  const time_t now = ::time(nullptr);
-  tm utc{};
-  ::gmtime_r(&now, &utc);
-  char buffer[32];
-  ::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
 }
 
 }  // namespace k3lab::train

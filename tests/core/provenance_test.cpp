@@ -1,5 +1,6 @@
 // Where a run's source revision comes from (core/provenance.hpp): the protocols' git checkout, else the
-// tree the binary was built from; a freeze's own records never make the tree dirty.
+// tree the binary was built from; a freeze's own records never make the tree dirty. And the UTC
+// timestamps, against instants worked out by hand.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -56,4 +57,15 @@ TEST(Provenance, FreezeRecordsDoNotMakeTheTreeDirty) {
 
   write(repo / "experiments" / "a.json", "{\"edited\": true}\n");
   EXPECT_TRUE(k3lab::core::source_revision(repo / "experiments", frozen).dirty) << "a real edit is still dirty";
+}
+
+// 1,754,224,496.789 s after the epoch is 2025-08-03 12:34:56.789 UTC (20,303 days = 2025-08-03, plus
+// 45,296 s = 12:34:56); the whole-second formats drop the milliseconds instead of rounding them.
+TEST(UtcTimestamps, RecordsKeepMillisecondsMessagesAndThroughputRecordsWholeSeconds) {
+  const std::chrono::system_clock::time_point instant{std::chrono::milliseconds(1'754'224'496'789)};
+  EXPECT_EQ(k3lab::core::format_utc(instant), "2025-08-03T12:34:56.789Z");
+  EXPECT_EQ(k3lab::core::format_utc_seconds(instant), "2025-08-03T12:34:56Z");
+  const std::chrono::system_clock::time_point epoch{};
+  EXPECT_EQ(k3lab::core::format_utc(epoch), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(k3lab::core::format_utc_seconds(epoch + std::chrono::milliseconds(999)), "1970-01-01T00:00:00Z");
 }

@@ -18,9 +18,10 @@ struct SourceRevision {
 // records, which freezing writes (freezing several protocols would otherwise see its own first record).
 SourceRevision source_revision(const std::filesystem::path& inside_tree, const std::filesystem::path& not_code = {});
 
-// UTC timestamps: ISO 8601 with milliseconds for records ("2026-08-03T12:34:56.789Z"), compact for
-// run dir names.
+// UTC timestamps: ISO 8601 with milliseconds for records ("2026-08-03T12:34:56.789Z"), to the second for
+// messages and throughput records ("2026-08-03T12:34:56Z"), compact for run dir names.
 std::string format_utc(std::chrono::system_clock::time_point time);
+std::string format_utc_seconds(std::chrono::system_clock::time_point time);
 std::string utc_now_iso();
 std::string utc_now_compact();  // YYYYMMDD-HHMMSS
 

@@ -75,7 +75,4 @@ std::filesystem::path default_throughput_records_path();
 std::optional<ThroughputRecord> match_throughput_record(const std::vector<ThroughputRecord>& records,
                                                         const std::string& device_kind, const ThroughputShape& shape);
 
-// The UTC time now as ISO 8601 ("2026-12-02T09:55:00Z").
-std::string utc_now_iso8601();
-
 }  // namespace k3lab::train
