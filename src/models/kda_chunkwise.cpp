@@ -11,6 +11,7 @@
 #include <k3lab/models/kda.hpp>
 
 #include <k3lab/models/batched_matmul.hpp>
+#include <k3lab/models/kda_sub_chunk.hpp>
 
 #include <limits>
 
@@ -19,8 +20,6 @@
 namespace k3lab::models {
 
 namespace {
-
-constexpr std::int64_t kSubChunk = 16;
 
 double factorized_exponent_limit(torch::ScalarType dtype) {
   // e^{2 * limit} must stay finite: the masked upper triangle is formed before it is discarded.
@@ -154,11 +153,11 @@ KdaResult kda_chunkwise(const torch::Tensor& q, const torch::Tensor& k, const to
   if (pad > 0) bc = torch::constant_pad_nd(bc, {0, pad});
   bc = bc.reshape({B, H, N, C, 1});                                 // (B, H, N, C, 1)
 
-  const bool factorized = choose_factorized(G, kSubChunk, IntraChunkMode::Auto);
-  const auto Aqk = intra_scores(qc, kc, G, kSubChunk, factorized);  // (B, H, N, C, C)
+  const bool factorized = choose_factorized(G, kKdaSubChunk, IntraChunkMode::Auto);
+  const auto Aqk = intra_scores(qc, kc, G, kKdaSubChunk, factorized);  // (B, H, N, C, C)
   const auto strict = torch::ones({C, C}, options.dtype(torch::kBool)).tril(-1);
-  const auto Akk = (intra_scores(kc, kc, G, kSubChunk, factorized) * bc)
-                       .masked_fill(strict.logical_not(), 0.0);     // (B, H, N, C, C)
+  const auto Akk = (intra_scores(kc, kc, G, kKdaSubChunk, factorized) * bc)
+                       .masked_fill(strict.logical_not(), 0.0);  // (B, H, N, C, C)
 
   const auto eG = G.exp();
   const auto rhs = torch::cat({kc * eG * bc, vc * bc}, -1);         // (B, H, N, C, K + V)

@@ -5,6 +5,7 @@
 // moves on. Reshapes of transposed tensors copy, and the copy is what is kept.
 #include <k3lab/models/training_memory.hpp>
 
+#include <k3lab/models/kda_sub_chunk.hpp>
 #include <k3lab/models/param_count.hpp>
 
 #include <algorithm>
@@ -14,7 +15,6 @@ namespace k3lab::models {
 namespace {
 
 constexpr std::int64_t kFloat = 4;  // every arm trains in float32
-constexpr std::int64_t kKdaSubChunk = 16;  // kda_chunkwise.cpp's intra-chunk sub-block
 
 // Per-token element counts, split by the kind of memory `plan` prints.
 struct Saved {

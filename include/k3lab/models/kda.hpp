@@ -14,6 +14,7 @@
 // float32 otherwise; the output has q's dtype and the final state the compute dtype.
 // All three forms are differentiable by LibTorch autograd.
 #include <torch/types.h>
+#include <k3lab/models/kda_sub_chunk.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -58,9 +59,8 @@ enum class IntraChunkMode { Auto, Factorized, Pairwise };
 // for j <= i and 0 above the diagonal. x, k, G: (..., C, K) with G the chunk-local cumulative sum
 // of g; returns (..., C, C). Off-diagonal sub-blocks use the first row of the later sub-block as
 // the reference, so both exponents are <= 0 there.
-torch::Tensor kda_intra_chunk_scores(const torch::Tensor& x, const torch::Tensor& k,
-                                     const torch::Tensor& G, std::int64_t sub_chunk = 16,
-                                     IntraChunkMode mode = IntraChunkMode::Auto);
+torch::Tensor kda_intra_chunk_scores(const torch::Tensor& x, const torch::Tensor& k, const torch::Tensor& G,
+                                     std::int64_t sub_chunk = kKdaSubChunk, IntraChunkMode mode = IntraChunkMode::Auto);
 
 // x / sqrt(sum(x^2) + eps) over the last dimension (fla's l2norm, eps = 1e-6).
 torch::Tensor l2_normalize(const torch::Tensor& x, double eps = 1e-6);
