@@ -2,9 +2,10 @@
 #
 # One protocol module, src/experiments/<name>/ (docs/adding-an-experiment.md): a static library
 # k3lab_exp_<name>. Its headers are private: the module and its tests include them as "<name>/x.hpp";
-# nothing else may (scripts/check-layers.sh enforces it). LIBS are the layers it uses (k3lab_training,
-# k3lab_api, k3lab_sim, ...); TORCH compiles it against the shared precompiled <torch/torch.h>. The
-# registry (src/experiments/registry/) links every module added here; nothing else links a module.
+# nothing else may (tests/layers/layers_test.cpp enforces it). LIBS are the layers it uses
+# (k3lab_training, k3lab_api, k3lab_sim, ...); TORCH compiles it against the shared precompiled
+# <torch/torch.h>. The registry (src/experiments/registry/) links every module added here; nothing else
+# links a module.
 function(k3lab_add_experiment name)
   cmake_parse_arguments(ARG "TORCH" "" "SOURCES;LIBS" ${ARGN})
   set(target k3lab_exp_${name})
