@@ -2,6 +2,8 @@
 // with one terminal record changed at a time: a failed full-attnres run is no claim, a failed ordinary-residual run
 // counts against ordinary-residual, an open run leaves no verdict and labels the tables partial, the same failure
 // in every arm excludes the seed with its reason, and a smoke page gives no verdict and its own sizes.
+#include <gtest/gtest.h>
+
 #include "../training/failure_rule_cases.hpp"
 #include "attn_res/units.hpp"
 

@@ -2,6 +2,8 @@
 // with one terminal record changed at a time: a failed hybrid-3kda-1mla run is no claim, a failed all-kda run
 // counts against all-kda, an open run leaves no verdict and labels the tables partial, the same failure
 // in every arm excludes the seed with its reason, and a smoke page gives no verdict and its own sizes.
+#include <gtest/gtest.h>
+
 #include "../training/failure_rule_cases.hpp"
 #include "hybrid_attention/units.hpp"
 

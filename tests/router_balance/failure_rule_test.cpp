@@ -2,6 +2,8 @@
 // with one terminal record changed at a time: a failed quantile-balancing run is no claim, a failed fixed-step-bias run
 // counts against fixed-step-bias, an open run leaves no verdict and labels the tables partial, the same failure
 // in every arm excludes the seed with its reason, and a smoke page gives no verdict and its own sizes.
+#include <gtest/gtest.h>
+
 #include "../training/failure_rule_cases.hpp"
 #include "router_balance/units.hpp"
 

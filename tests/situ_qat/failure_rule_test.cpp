@@ -2,6 +2,8 @@
 // with one terminal record changed at a time: a failed situ-glu run is no claim, a failed swiglu run
 // counts against swiglu, an open run leaves no verdict and labels the tables partial, the same failure
 // in every arm excludes the seed with its reason, and a smoke page gives no verdict and its own sizes.
+#include <gtest/gtest.h>
+
 #include "../training/failure_rule_cases.hpp"
 #include "situ_qat/units.hpp"
 
