@@ -67,6 +67,16 @@ endif()
 # copies of those headers, used header-only. See scripts/gpu-check.sh.
 set(K3LAB_HEADER_DEPS_DIR "" CACHE PATH "Folder with CLI/, nlohmann/, spdlog/, fmt/ headers (empty: use installed packages)")
 
+# k3lab_default_level(<target> <level>): <target>'s optimisation level (property K3LAB_LEVEL) unless a
+# call that names its level for a reason (k3lab_numeric_target, k3lab_use_torch_pch) set it already, so the
+# calls work in any order.
+function(k3lab_default_level target level)
+  get_property(chosen TARGET ${target} PROPERTY K3LAB_LEVEL SET)
+  if(NOT chosen)
+    set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${level}")
+  endif()
+endfunction()
+
 function(k3lab_target_defaults target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
@@ -78,10 +88,8 @@ function(k3lab_target_defaults target)
      AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict -Wno-maybe-uninitialized>)
   endif()
-  # The target's optimisation level (property K3LAB_LEVEL, after the build type's flags: GCC takes the last
-  # -O): K3LAB_CODE_LEVEL unless a later call sets another (k3lab_test_target_defaults,
-  # k3lab_numeric_target, k3lab_use_torch_pch), whatever the order of the calls.
-  set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_CODE_LEVEL}")
+  # The target's optimisation level, after the build type's flags (GCC takes the last -O).
+  k3lab_default_level(${target} "${K3LAB_CODE_LEVEL}")
   target_compile_options(${target} PRIVATE
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:K3LAB_LEVEL>>>:$<TARGET_PROPERTY:K3LAB_LEVEL>>)
   if(K3LAB_WARNINGS_AS_ERRORS)
@@ -115,6 +123,6 @@ endfunction()
 
 # k3lab_test_target_defaults(<target>): k3lab_target_defaults for test code, at K3LAB_TEST_LEVEL.
 function(k3lab_test_target_defaults target)
+  k3lab_default_level(${target} "${K3LAB_TEST_LEVEL}")
   k3lab_target_defaults(${target})
-  set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_TEST_LEVEL}")
 endfunction()

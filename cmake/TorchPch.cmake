@@ -9,11 +9,12 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/k3lab_torch_pch.cpp
 add_library(k3lab_torch_pch STATIC ${CMAKE_CURRENT_BINARY_DIR}/k3lab_torch_pch.cpp)
 target_link_libraries(k3lab_torch_pch PRIVATE ${TORCH_LIBRARIES})
 target_precompile_headers(k3lab_torch_pch PRIVATE <torch/torch.h>)
-k3lab_target_defaults(k3lab_torch_pch)
 set_property(TARGET k3lab_torch_pch PROPERTY K3LAB_LEVEL "${K3LAB_TORCH_LEVEL}")
+k3lab_target_defaults(k3lab_torch_pch)
 
-# k3lab_use_torch_pch(<target>): compile <target> (a library or test code, after its k3lab_target_defaults
-# or k3lab_test_target_defaults) against the shared precompiled <torch/torch.h>, at its level.
+# k3lab_use_torch_pch(<target>): compile <target> (a library or test code, with its k3lab_target_defaults
+# or k3lab_test_target_defaults, in either order) against the shared precompiled <torch/torch.h>, at its
+# level.
 function(k3lab_use_torch_pch target)
   target_precompile_headers(${target} REUSE_FROM k3lab_torch_pch)
   set_property(TARGET ${target} PROPERTY K3LAB_LEVEL "${K3LAB_TORCH_LEVEL}")
